@@ -1,0 +1,85 @@
+# evfcgid: hand-written Makefile; ./configure writes config.mk (from config.mk.in).
+# A fresh clone needs no manual step: config.mk is made on demand, after
+# scripts/install-deps has installed the Debian packages that are missing.
+
+include config.mk
+-include config.local.mk
+
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wpointer-arith -Wsign-compare
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. -Isrc $(WARN) $(CFLAGS) $(LIBEVENT_CFLAGS)
+SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_SRCS = src/fcgi_proto.c src/log.c src/conn.c src/server.c
+LIB_OBJS = $(LIB_SRCS:.c=.o)
+DAEMON_OBJS = src/app.o src/main.o
+HEADERS = $(wildcard src/*.h) config.h
+
+TOOL_SRCS = $(wildcard tools/*.c)
+TOOLS = $(TOOL_SRCS:.c=)
+CHECK_SRCS = $(wildcard tests/check_*.c)
+CHECKS = $(patsubst tests/%.c,tests/bin/%,$(CHECK_SRCS))
+CHECKS_ASAN = $(CHECKS:=.asan)
+
+all: src/evfcgid src/libevfcgi.a $(TOOLS) tests/bin/freeport
+
+config.mk: configure.ac config.mk.in .deps-done
+	autoreconf -fi
+	./configure
+
+.deps-done: scripts/install-deps
+	sh scripts/install-deps
+	touch $@
+
+deps:
+	sh scripts/install-deps
+
+%.o: %.c $(HEADERS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+src/libevfcgi.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJS)
+
+src/evfcgid: $(DAEMON_OBJS) src/libevfcgi.a
+	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) src/libevfcgi.a $(LIBEVENT_LIBS)
+
+# The tools share the codec; blocking_fcgid is the libfcgi control group.
+tools/blocking_fcgid: tools/blocking_fcgid.c $(HEADERS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -pthread -o $@ $< $(LDFLAGS) $(FCGI_LIBS) -pthread
+tools/%: tools/%.c src/fcgi_proto.o $(HEADERS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/fcgi_proto.o $(LDFLAGS) $(LIBEVENT_LIBS) -lm
+
+tests/bin/freeport: tests/freeport.c
+	@mkdir -p tests/bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
+# Each Check suite links the engine and the demo routes; built twice, the
+# second time with AddressSanitizer and UndefinedBehaviorSanitizer.
+tests/bin/check_%: tests/check_%.c $(LIB_SRCS) src/app.c $(HEADERS)
+	@mkdir -p tests/bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(LIB_SRCS) src/app.c \
+		$(LDFLAGS) $(LIBEVENT_LIBS) $(CHECK_LIBS)
+tests/bin/check_%.asan: tests/check_%.c $(LIB_SRCS) src/app.c $(HEADERS)
+	@mkdir -p tests/bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) $(CHECK_CFLAGS) -o $@ $< $(LIB_SRCS) \
+		src/app.c $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS) $(CHECK_LIBS)
+
+check: all $(CHECKS) $(CHECKS_ASAN)
+	sh tests/run-tests $(CHECKS) $(CHECKS_ASAN)
+
+bench: all
+	sh tests/bench-slow-reader
+
+experiment: all
+	tools/slow-client-experiment
+
+clean:
+	rm -f src/*.o src/*.a src/evfcgid $(TOOLS)
+	rm -rf tests/bin tests/out
+
+distclean: clean
+	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
+		aclocal.m4 config.h.in .deps-done
+
+.PHONY: all deps check bench experiment clean distclean

@@ -1,0 +1,88 @@
+# tests/lib.sh: shared helpers for the integration tests (bash).
+# Source it first: it makes a scratch dir $T, stops every process started
+# with spawn() on exit, and gives ok/not_ok reporting in the form
+# tests/run-tests counts ("ok - name" / "not ok - name").
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+EVFCGID=$TOP/src/evfcgid
+T=$(mktemp -d "${TMPDIR:-/tmp}/evfcgid-test.XXXXXX")
+PIDS=()
+FAILS=0
+
+# The demo body: /big, /size and /stream all send this 64-byte line over
+# and over, cut at the requested length.
+PATTERN_LINE='abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.'
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }
+
+# check NAME CMD...: ok when CMD succeeds.
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# freeport [N]: N free loopback TCP ports, one per line.
+freeport() { "$TOP/tests/bin/freeport" "${1:-1}"; }
+
+# spawn CMD...: starts CMD in the background; it is stopped on exit.
+# Sets SPAWNED to its pid.
+spawn() {
+	"$@" &
+	SPAWNED=$!
+	PIDS+=("$SPAWNED")
+}
+
+# wait_port PORT [SECONDS]: waits until 127.0.0.1:PORT accepts.
+wait_port() {
+	local i
+	for ((i = 0; i < ${2:-10} * 20; i++)); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo "# port $1 did not open" >&2
+	return 1
+}
+
+# wait_file PATH [SECONDS]: waits until PATH exists (a unix socket, a pid file).
+wait_file() {
+	local i
+	for ((i = 0; i < ${2:-10} * 20; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.05
+	done
+	echo "# $1 did not appear" >&2
+	return 1
+}
+
+# pattern N: the demo body of N bytes on stdout.
+pattern() { yes "$PATTERN_LINE" | head -c "$1"; }
+
+# same_file A B: byte-for-byte equal, else a diagnostic naming sizes.
+same_file() {
+	if cmp -s "$1" "$2"; then return 0; fi
+	echo "# $1 ($(stat -c %s "$1" 2>/dev/null) bytes) differs from $2 ($(stat -c %s "$2" 2>/dev/null) bytes)" >&2
+	return 1
+}
+
+# rss_kib PID: resident set size in KiB.
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+
+# finish: exit status for the test script.
+finish() { [ "$FAILS" -eq 0 ]; exit $?; }
