@@ -1,0 +1,622 @@
+/*
+ * server.c: listeners, accepting within the connection cap, the global cap
+ * on queued output, signals and the drain on SIGTERM, routes and counters.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "conn.h"
+#include "log.h"
+
+#define LISTEN_BACKLOG	1024
+#define BACKOFF_MS	200
+
+static void	server_acceptcb(struct evconnlistener *, evutil_socket_t,
+		    struct sockaddr *, int, void *);
+static void	server_accept_errorcb(struct evconnlistener *, void *);
+static void	server_backoffcb(evutil_socket_t, short, void *);
+static void	server_wakecb(evutil_socket_t, short, void *);
+static void	server_drain_deadlinecb(evutil_socket_t, short, void *);
+static void	server_signalcb(evutil_socket_t, short, void *);
+static void	server_set_accepting(struct evfcgi_server *, int);
+static int	server_add_listener(struct evfcgi_server *, int,
+		    const char *, const char *);
+static int	bind_inet(const char *, char *, size_t);
+static int	bind_unix(const char *, int, char *, size_t);
+static void	sockaddr_name(const struct sockaddr *, char *, size_t);
+
+void
+evfcgi_limits_default(struct evfcgi_limits *lim)
+{
+	lim->max_conns = 1024;
+	lim->max_reqs = 16;
+	lim->max_conn_requests = 0;
+	lim->max_params = 64 * 1024;
+	lim->max_body = 64 * 1024 * 1024;
+	lim->high_water = 256 * 1024;
+	lim->low_water = 64 * 1024;
+	lim->max_queued = 256 * 1024 * 1024;
+	lim->header_timeout = 30;
+	lim->idle_timeout = 60;
+	lim->write_timeout = 60;
+	lim->drain_timeout = 10;
+}
+
+struct evfcgi_server *
+evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
+{
+	struct evfcgi_server	*srv;
+
+	if (lim->max_conns == 0 || lim->max_reqs == 0 ||
+	    lim->max_reqs > 65535 || lim->high_water == 0 ||
+	    lim->low_water > lim->high_water || lim->max_queued == 0 ||
+	    lim->header_timeout <= 0 || lim->idle_timeout <= 0 ||
+	    lim->write_timeout <= 0 || lim->drain_timeout <= 0)
+		return NULL;
+	if ((srv = calloc(1, sizeof(*srv))) == NULL)
+		return NULL;
+	srv->srv_base = base;
+	srv->srv_lim = *lim;
+	TAILQ_INIT(&srv->srv_conns);
+	TAILQ_INIT(&srv->srv_starved);
+	srv->srv_accepting = 1;
+	srv->srv_backoff_ev = evtimer_new(base, server_backoffcb, srv);
+	srv->srv_drain_ev = evtimer_new(base, server_drain_deadlinecb, srv);
+	srv->srv_wake_ev = event_new(base, -1, 0, server_wakecb, srv);
+	if (srv->srv_backoff_ev == NULL || srv->srv_drain_ev == NULL ||
+	    srv->srv_wake_ev == NULL) {
+		evfcgi_server_free(srv);
+		return NULL;
+	}
+	return srv;
+}
+
+void
+evfcgi_server_free(struct evfcgi_server *srv)
+{
+	struct conn	*c;
+	size_t		 i;
+
+	while ((c = TAILQ_FIRST(&srv->srv_conns)) != NULL)
+		conn_close(c, NULL);
+	for (i = 0; i < srv->srv_nlisteners; i++) {
+		if (srv->srv_listeners[i].l_lev != NULL)
+			evconnlistener_free(srv->srv_listeners[i].l_lev);
+		if (srv->srv_listeners[i].l_unix_path != NULL) {
+			unlink(srv->srv_listeners[i].l_unix_path);
+			free(srv->srv_listeners[i].l_unix_path);
+		}
+	}
+	free(srv->srv_listeners);
+	for (i = 0; i < srv->srv_nroutes; i++)
+		free(srv->srv_routes[i].rt_path);
+	free(srv->srv_routes);
+	for (i = 0; i < sizeof(srv->srv_sig) / sizeof(srv->srv_sig[0]); i++)
+		if (srv->srv_sig[i] != NULL)
+			event_free(srv->srv_sig[i]);
+	if (srv->srv_backoff_ev != NULL)
+		event_free(srv->srv_backoff_ev);
+	if (srv->srv_drain_ev != NULL)
+		event_free(srv->srv_drain_ev);
+	if (srv->srv_wake_ev != NULL)
+		event_free(srv->srv_wake_ev);
+	free(srv);
+}
+
+int
+evfcgi_route(struct evfcgi_server *srv, const char *path, evfcgi_handler fn,
+    void *arg)
+{
+	struct route	*rt;
+
+	rt = realloc(srv->srv_routes, (srv->srv_nroutes + 1) * sizeof(*rt));
+	if (rt == NULL)
+		return -1;
+	srv->srv_routes = rt;
+	rt += srv->srv_nroutes;
+	if ((rt->rt_path = strdup(path)) == NULL)
+		return -1;
+	rt->rt_fn = fn;
+	rt->rt_arg = arg;
+	srv->srv_nroutes++;
+	return 0;
+}
+
+const struct route *
+server_route(struct evfcgi_server *srv, const char *path)
+{
+	size_t	 i;
+
+	for (i = 0; i < srv->srv_nroutes; i++)
+		if (strcmp(srv->srv_routes[i].rt_path, path) == 0)
+			return &srv->srv_routes[i];
+	return NULL;
+}
+
+void
+server_queued(struct evfcgi_server *srv, long long delta)
+{
+	srv->srv_st.bytes_queued += (uint64_t)delta;
+	if (srv->srv_st.bytes_queued > srv->srv_st.peak_bytes_queued)
+		srv->srv_st.peak_bytes_queued = srv->srv_st.bytes_queued;
+}
+
+int
+server_over_cap(struct evfcgi_server *srv)
+{
+	return srv->srv_st.bytes_queued >= srv->srv_lim.max_queued;
+}
+
+void
+server_starve(struct evfcgi_server *srv, struct conn *c)
+{
+	if (c->c_starved)
+		return;
+	c->c_starved = 1;
+	TAILQ_INSERT_TAIL(&srv->srv_starved, c, c_starve_entry);
+}
+
+/* Output drained somewhere: let the connections held by the cap go on. */
+static void
+server_wakecb(evutil_socket_t fd, short what, void *arg)
+{
+	struct evfcgi_server	*srv = arg;
+	struct conn_list	 woken;
+	struct conn		*c;
+
+	(void)fd;
+	(void)what;
+	TAILQ_INIT(&woken);
+	while ((c = TAILQ_FIRST(&srv->srv_starved)) != NULL) {
+		TAILQ_REMOVE(&srv->srv_starved, c, c_starve_entry);
+		TAILQ_INSERT_TAIL(&woken, c, c_starve_entry);
+	}
+	while ((c = TAILQ_FIRST(&woken)) != NULL && !server_over_cap(srv)) {
+		TAILQ_REMOVE(&woken, c, c_starve_entry);
+		c->c_starved = 0;
+		conn_pump(c);
+	}
+	/* Those not reached wait for the next drain, in their order. */
+	while ((c = TAILQ_FIRST(&woken)) != NULL) {
+		TAILQ_REMOVE(&woken, c, c_starve_entry);
+		TAILQ_INSERT_TAIL(&srv->srv_starved, c, c_starve_entry);
+	}
+}
+
+void
+server_conn_closed(struct evfcgi_server *srv, struct conn *c)
+{
+	(void)c;
+	if (!TAILQ_EMPTY(&srv->srv_starved))
+		event_active(srv->srv_wake_ev, EV_TIMEOUT, 0);
+	if (srv->srv_draining) {
+		if (TAILQ_EMPTY(&srv->srv_conns))
+			event_base_loopexit(srv->srv_base, NULL);
+		return;
+	}
+	if (!srv->srv_accepting && !srv->srv_backoff &&
+	    srv->srv_st.connections < srv->srv_lim.max_conns)
+		server_set_accepting(srv, 1);
+}
+
+static void
+server_set_accepting(struct evfcgi_server *srv, int on)
+{
+	size_t	 i;
+
+	if (srv->srv_accepting == on)
+		return;
+	srv->srv_accepting = on;
+	for (i = 0; i < srv->srv_nlisteners; i++) {
+		if (srv->srv_listeners[i].l_lev == NULL)
+			continue;
+		if (on)
+			evconnlistener_enable(srv->srv_listeners[i].l_lev);
+		else
+			evconnlistener_disable(srv->srv_listeners[i].l_lev);
+	}
+}
+
+static void
+server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct evfcgi_server	*srv = arg;
+	char			 peer[64];
+
+	(void)lev;
+	(void)salen;
+	sockaddr_name(sa, peer, sizeof(peer));
+	if (conn_new(srv, fd, peer) == NULL)
+		log_warn("%s: dropped: out of memory", peer);
+	if (srv->srv_st.connections >= srv->srv_lim.max_conns) {
+		log_info("%zu connections: not accepting until one closes",
+		    srv->srv_lim.max_conns);
+		server_set_accepting(srv, 0);
+	}
+}
+
+/* accept() failed: out of descriptors backs off, the rest are logged. */
+static void
+server_accept_errorcb(struct evconnlistener *lev, void *arg)
+{
+	struct evfcgi_server	*srv = arg;
+	struct timeval		 tv = { 0, BACKOFF_MS * 1000 };
+	int			 err = EVUTIL_SOCKET_ERROR();
+
+	(void)lev;
+	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+		if (!srv->srv_backoff)
+			log_warn("accept: %s: pausing accept for %d ms",
+			    strerror(err), BACKOFF_MS);
+		srv->srv_backoff = 1;
+		server_set_accepting(srv, 0);
+		evtimer_add(srv->srv_backoff_ev, &tv);
+		return;
+	}
+	log_warn("accept: %s", strerror(err));
+}
+
+static void
+server_backoffcb(evutil_socket_t fd, short what, void *arg)
+{
+	struct evfcgi_server	*srv = arg;
+
+	(void)fd;
+	(void)what;
+	srv->srv_backoff = 0;
+	if (!srv->srv_draining &&
+	    srv->srv_st.connections < srv->srv_lim.max_conns)
+		server_set_accepting(srv, 1);
+}
+
+/* Wraps the listening socket fd (owned from now on) in an evconnlistener. */
+static int
+server_add_listener(struct evfcgi_server *srv, int fd, const char *name,
+    const char *unix_path)
+{
+	struct listener	*l;
+
+	l = realloc(srv->srv_listeners,
+	    (srv->srv_nlisteners + 1) * sizeof(*l));
+	if (l == NULL) {
+		close(fd);
+		return -1;
+	}
+	srv->srv_listeners = l;
+	l += srv->srv_nlisteners;
+	memset(l, 0, sizeof(*l));
+	evutil_make_socket_nonblocking(fd);
+	evutil_make_socket_closeonexec(fd);
+	/* Backlog 0: listen() has been called already. */
+	l->l_lev = evconnlistener_new(srv->srv_base, server_acceptcb, srv,
+	    LEV_OPT_CLOSE_ON_FREE, 0, fd);
+	if (l->l_lev == NULL) {
+		close(fd);
+		return -1;
+	}
+	evconnlistener_set_error_cb(l->l_lev, server_accept_errorcb);
+	if (!srv->srv_accepting)
+		evconnlistener_disable(l->l_lev);
+	if (unix_path != NULL)
+		l->l_unix_path = strdup(unix_path);
+	snprintf(l->l_name, sizeof(l->l_name), "%s", name);
+	srv->srv_nlisteners++;
+	log_info("listening on %s", name);
+	return 0;
+}
+
+int
+evfcgi_listen(struct evfcgi_server *srv, const char *addr, int mode,
+    char *err, size_t errlen)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 slen = sizeof(ss);
+	char			 name[128];
+	int			 fd;
+
+	if (strncmp(addr, "unix:", 5) == 0) {
+		if ((fd = bind_unix(addr + 5, mode, err, errlen)) == -1)
+			return -1;
+		snprintf(name, sizeof(name), "%s", addr);
+		if (server_add_listener(srv, fd, name, addr + 5) == -1) {
+			snprintf(err, errlen, "%s: out of memory", addr);
+			return -1;
+		}
+		return 0;
+	}
+	if ((fd = bind_inet(addr, err, errlen)) == -1)
+		return -1;
+	/* Name the real port, which the kernel picked if the address said 0. */
+	if (getsockname(fd, (struct sockaddr *)&ss, &slen) == 0)
+		sockaddr_name((struct sockaddr *)&ss, name, sizeof(name));
+	else
+		snprintf(name, sizeof(name), "%s", addr);
+	if (server_add_listener(srv, fd, name, NULL) == -1) {
+		snprintf(err, errlen, "%s: out of memory", addr);
+		return -1;
+	}
+	return 0;
+}
+
+int
+evfcgi_listen_fd(struct evfcgi_server *srv, int fd)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 slen = sizeof(ss), olen;
+	char			 name[128];
+	int			 on = 0;
+
+	olen = sizeof(on);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &olen) == -1 ||
+	    !on)
+		return -1;
+	if (getsockname(fd, (struct sockaddr *)&ss, &slen) == 0)
+		sockaddr_name((struct sockaddr *)&ss, name, sizeof(name));
+	else
+		snprintf(name, sizeof(name), "fd %d", fd);
+	return server_add_listener(srv, fd, name, NULL);
+}
+
+int
+evfcgi_adopt(struct evfcgi_server *srv, int fd)
+{
+	return conn_new(srv, fd, "adopted") == NULL ? -1 : 0;
+}
+
+/*
+ * Parses "HOST:PORT" or "[V6]:PORT", binds and listens.  Returns the socket,
+ * or -1 with a message in err.
+ */
+static int
+bind_inet(const char *addr, char *err, size_t errlen)
+{
+	struct addrinfo	 hints, *res;
+	char		 host[256];
+	const char	*orig = addr, *port, *end;
+	size_t		 hlen;
+	int		 fd, rc, one = 1;
+
+	if (addr[0] == '[') {
+		if ((end = strchr(addr, ']')) == NULL || end[1] != ':') {
+			snprintf(err, errlen, "%s: expected [V6]:PORT", addr);
+			return -1;
+		}
+		hlen = (size_t)(end - addr - 1);
+		addr++;
+		port = end + 2;
+	} else {
+		if ((end = strrchr(addr, ':')) == NULL ||
+		    memchr(addr, ':', (size_t)(end - addr)) != NULL) {
+			snprintf(err, errlen, "%s: expected HOST:PORT, "
+			    "[V6]:PORT or unix:/path", addr);
+			return -1;
+		}
+		hlen = (size_t)(end - addr);
+		port = end + 1;
+	}
+	if (hlen == 0 || hlen >= sizeof(host) || *port == '\0' ||
+	    strspn(port, "0123456789") != strlen(port) || atol(port) > 65535) {
+		snprintf(err, errlen, "%s: bad host or port", orig);
+		return -1;
+	}
+	memcpy(host, addr, hlen);
+	host[hlen] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
+		snprintf(err, errlen, "%s: %s", host, gai_strerror(rc));
+		return -1;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		freeaddrinfo(res);
+		return -1;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (res->ai_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof(one));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) == -1 ||
+	    listen(fd, LISTEN_BACKLOG) == -1) {
+		snprintf(err, errlen, "cannot listen on %s:%s: %s", host, port,
+		    strerror(errno));
+		close(fd);
+		freeaddrinfo(res);
+		return -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+/*
+ * Binds a unix socket at path: a stale socket file (nobody accepts on it)
+ * is replaced, a live one is an error.  Returns the socket or -1.
+ */
+static int
+bind_unix(const char *path, int mode, char *err, size_t errlen)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	int			 fd, probe;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (*path == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "unix:%s: path empty or too long", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "unix:%s: exists and is not a "
+			    "socket", path);
+			return -1;
+		}
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe != -1 && connect(probe, (struct sockaddr *)&sun,
+		    sizeof(sun)) == 0) {
+			close(probe);
+			snprintf(err, errlen, "unix:%s: another server is "
+			    "listening on it", path);
+			return -1;
+		}
+		if (probe != -1)
+			close(probe);
+		unlink(path);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    chmod(path, (mode_t)mode) == -1 ||
+	    listen(fd, LISTEN_BACKLOG) == -1) {
+		snprintf(err, errlen, "cannot listen on unix:%s: %s", path,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* "1.2.3.4:80", "[::1]:80" or "unix" for logs. */
+static void
+sockaddr_name(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char	 a[INET6_ADDRSTRLEN];
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)sa;
+
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(sin->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)sa;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(sin6->sin6_port));
+	} else
+		snprintf(buf, len, "unix");
+}
+
+void
+evfcgi_drain(struct evfcgi_server *srv)
+{
+	struct timeval	 tv = { srv->srv_lim.drain_timeout, 0 };
+	struct conn	*c, *next;
+	size_t		 i;
+
+	if (srv->srv_draining)
+		return;
+	srv->srv_draining = 1;
+	log_info("draining: %" PRIu64 " connections, %" PRIu64
+	    " requests in flight, deadline %d s", srv->srv_st.connections,
+	    srv->srv_st.requests_active, srv->srv_lim.drain_timeout);
+	for (i = 0; i < srv->srv_nlisteners; i++) {
+		if (srv->srv_listeners[i].l_lev != NULL)
+			evconnlistener_free(srv->srv_listeners[i].l_lev);
+		srv->srv_listeners[i].l_lev = NULL;
+		if (srv->srv_listeners[i].l_unix_path != NULL)
+			unlink(srv->srv_listeners[i].l_unix_path);
+	}
+	evtimer_add(srv->srv_drain_ev, &tv);
+	for (c = TAILQ_FIRST(&srv->srv_conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, c_entry);
+		conn_drain(c);
+	}
+	if (TAILQ_EMPTY(&srv->srv_conns))
+		event_base_loopexit(srv->srv_base, NULL);
+}
+
+static void
+server_drain_deadlinecb(evutil_socket_t fd, short what, void *arg)
+{
+	struct evfcgi_server	*srv = arg;
+
+	(void)fd;
+	(void)what;
+	log_warn("drain deadline: closing %" PRIu64 " connections with %"
+	    PRIu64 " requests unfinished", srv->srv_st.connections,
+	    srv->srv_st.requests_active);
+	event_base_loopexit(srv->srv_base, NULL);
+}
+
+static void
+server_signalcb(evutil_socket_t sig, short what, void *arg)
+{
+	struct evfcgi_server	*srv = arg;
+
+	(void)what;
+	if (sig == SIGHUP) {
+		if (log_reopen() == -1)
+			log_err("SIGHUP: cannot reopen the log: %s",
+			    strerror(errno));
+		else
+			log_info("SIGHUP: log reopened");
+		return;
+	}
+	log_info("%s: stop accepting, finish what is in flight",
+	    sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	evfcgi_drain(srv);
+}
+
+int
+evfcgi_run(struct evfcgi_server *srv)
+{
+	static const int	 sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	size_t			 i;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		srv->srv_sig[i] = evsignal_new(srv->srv_base, sigs[i],
+		    server_signalcb, srv);
+		if (srv->srv_sig[i] == NULL ||
+		    evsignal_add(srv->srv_sig[i], NULL) == -1)
+			fatal("cannot install the signal handlers");
+	}
+	event_base_dispatch(srv->srv_base);
+	log_info("stopped: %" PRIu64 " requests served on %" PRIu64
+	    " connections", srv->srv_st.requests_total,
+	    srv->srv_st.connections_total);
+	return 0;
+}
+
+void
+evfcgi_get_stats(struct evfcgi_server *srv, struct evfcgi_stats *st)
+{
+	struct conn	*c;
+
+	*st = srv->srv_st;
+	st->stalled = 0;
+	TAILQ_FOREACH(c, &srv->srv_conns, c_entry)
+		if (conn_stalled(c))
+			st->stalled++;
+}
+
+const struct evfcgi_limits *
+evfcgi_get_limits(struct evfcgi_server *srv)
+{
+	return &srv->srv_lim;
+}
