@@ -173,9 +173,13 @@ conn_close(struct conn *c, const char *why)
 	else
 		log_debug("%s: closed", c->c_peer);
 	conn_set_state(c, CONN_DEAD);
-	for (i = 0; i < srv->srv_lim.max_reqs; i++)
-		if (c->c_reqs[i] != NULL)
-			req_kill(c->c_reqs[i]);
+	for (i = 0; i < srv->srv_lim.max_reqs; i++) {
+		if (c->c_reqs[i] == NULL)
+			continue;
+		if (c->c_reqs[i]->r_state == REQ_HANDLER)
+			srv->srv_st.aborted++;
+		req_kill(c->c_reqs[i]);
+	}
 	out = bufferevent_get_output(c->c_bev);
 	evbuffer_remove_cb(out, conn_output_cb, c);
 	server_queued(srv, -(long long)evbuffer_get_length(out));
@@ -833,11 +837,8 @@ req_free(struct evfcgi_req *r)
 static void
 req_kill(struct evfcgi_req *r)
 {
-	if (r->r_state == REQ_HANDLER) {
-		r->r_conn->c_srv->srv_st.aborted++;
-		if (r->r_abort != NULL)
-			r->r_abort(r, r->r_abort_arg);
-	}
+	if (r->r_state == REQ_HANDLER && r->r_abort != NULL)
+		r->r_abort(r, r->r_abort_arg);
 	req_free(r);
 }
 

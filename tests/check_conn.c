@@ -1,0 +1,902 @@
+/*
+ * check_conn.c: the connection layer and the demo routes over socketpairs.
+ * The test plays the web server: it writes records into one end, runs the
+ * daemon's loop in this process, and parses what comes back per request id.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "app.h"
+#include "evfcgi.h"
+#include "fcgi_proto.h"
+
+#define MAX_ID		16
+
+struct resp {
+	uint8_t		*out;		/* STDOUT bytes */
+	size_t		 outlen;
+	int		 out_ended;	/* the empty STDOUT arrived */
+	int		 ended;		/* END_REQUEST arrived */
+	uint8_t		 pstatus;
+};
+
+struct peer {
+	int		 fd;
+	uint8_t		*in;		/* bytes not yet parsed */
+	size_t		 inlen;
+	size_t		 incap;
+	int		 eof;
+	struct resp	 r[MAX_ID];
+	uint8_t		 mgmt[512];	/* content of the last id-0 record */
+	size_t		 mgmtlen;
+	uint8_t		 mgmt_type;
+	size_t		 records;
+};
+
+static struct event_base	*base;
+static struct evfcgi_server	*srv;
+static struct evfcgi_limits	 lim;
+
+static void
+start(void)
+{
+	struct app_config	 cfg = { .max_size = 1ULL << 30 };
+
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_ptr_nonnull(srv = evfcgi_server_new(base, &lim));
+	ck_assert_int_eq(app_register(srv, &cfg), 0);
+}
+
+static void
+setup(void)
+{
+	evfcgi_limits_default(&lim);
+}
+
+static void
+teardown(void)
+{
+	if (srv != NULL)
+		evfcgi_server_free(srv);
+	if (base != NULL)
+		event_base_free(base);
+	srv = NULL;
+	base = NULL;
+}
+
+/* Connects a new peer to the server through a socketpair. */
+static struct peer *
+peer_new(void)
+{
+	struct peer	*p = calloc(1, sizeof(*p));
+	int		 sv[2];
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(evfcgi_adopt(srv, sv[0]), 0);
+	p->fd = sv[1];
+	fcntl(p->fd, F_SETFL, O_NONBLOCK);
+	return p;
+}
+
+static void
+peer_free(struct peer *p)
+{
+	int	 i;
+
+	close(p->fd);
+	for (i = 0; i < MAX_ID; i++)
+		free(p->r[i].out);
+	free(p->in);
+	free(p);
+}
+
+/* Forgets what arrived for id, to reuse it on a kept connection. */
+static void
+resp_reset(struct peer *p, int id)
+{
+	free(p->r[id].out);
+	memset(&p->r[id], 0, sizeof(p->r[id]));
+}
+
+/* Writes all of buf, running the loop while the socket is full. */
+static void
+peer_send(struct peer *p, const void *buf, size_t len)
+{
+	const uint8_t	*b = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		n = write(p->fd, b, len);
+		if (n == -1 && errno == EAGAIN) {
+			event_base_loop(base, EVLOOP_NONBLOCK);
+			continue;
+		}
+		ck_assert_int_gt(n, 0);
+		b += n;
+		len -= (size_t)n;
+	}
+}
+
+static void
+send_record(struct peer *p, uint8_t type, uint16_t id, const void *data,
+    size_t len)
+{
+	uint8_t	 hdr[8], pad[8] = { 0 };
+
+	fcgi_header_encode(hdr, type, id, (uint16_t)len, fcgi_padding(len));
+	peer_send(p, hdr, 8);
+	if (len > 0)
+		peer_send(p, data, len);
+	peer_send(p, pad, fcgi_padding(len));
+}
+
+static void
+send_begin(struct peer *p, uint16_t id, uint16_t role, uint8_t flags)
+{
+	uint8_t	 b[16];
+
+	fcgi_begin_encode(b, id, role, flags);
+	peer_send(p, b, sizeof(b));
+}
+
+/* Encodes the params for uri (query after '?') into buf; returns length. */
+static size_t
+encode_params(uint8_t *buf, size_t cap, const char *uri, size_t body_len)
+{
+	const char	*q = strchr(uri, '?');
+	char		 cl[32];
+	size_t		 n = 0;
+
+	snprintf(cl, sizeof(cl), "%zu", body_len);
+	n += fcgi_nv_encode(buf + n, cap - n, "REQUEST_METHOD", 14,
+	    body_len ? "POST" : "GET", body_len ? 4 : 3);
+	n += fcgi_nv_encode(buf + n, cap - n, "REQUEST_URI", 11, uri,
+	    strlen(uri));
+	n += fcgi_nv_encode(buf + n, cap - n, "QUERY_STRING", 12,
+	    q != NULL ? q + 1 : "", q != NULL ? strlen(q + 1) : 0);
+	n += fcgi_nv_encode(buf + n, cap - n, "CONTENT_LENGTH", 14, cl,
+	    strlen(cl));
+	ck_assert_uint_le(n, cap);
+	return n;
+}
+
+/* A whole request: BEGIN, PARAMS, empty PARAMS, body in STDIN, empty STDIN. */
+static void
+send_request(struct peer *p, uint16_t id, uint8_t flags, const char *uri,
+    const void *body, size_t body_len)
+{
+	uint8_t		 params[2048];
+	const uint8_t	*b = body;
+	size_t		 n, chunk;
+
+	send_begin(p, id, FCGI_RESPONDER, flags);
+	n = encode_params(params, sizeof(params), uri, body_len);
+	send_record(p, FCGI_PARAMS, id, params, n);
+	send_record(p, FCGI_PARAMS, id, NULL, 0);
+	while (body_len > 0) {
+		chunk = body_len < 65535 ? body_len : 65535;
+		send_record(p, FCGI_STDIN, id, b, chunk);
+		b += chunk;
+		body_len -= chunk;
+	}
+	send_record(p, FCGI_STDIN, id, NULL, 0);
+}
+
+/* Parses what arrived into per-id responses. */
+static void
+peer_parse(struct peer *p)
+{
+	struct fcgi_record	 rec;
+	struct resp		*r;
+	uint32_t		 app;
+	ssize_t			 n;
+	size_t			 off = 0;
+
+	while ((n = fcgi_parse(p->in + off, p->inlen - off, &rec)) > 0) {
+		off += (size_t)n;
+		p->records++;
+		if (rec.hdr.request_id == 0) {
+			p->mgmt_type = rec.hdr.type;
+			p->mgmtlen = rec.hdr.content_length;
+			memcpy(p->mgmt, rec.content, p->mgmtlen);
+			continue;
+		}
+		ck_assert_uint_lt(rec.hdr.request_id, MAX_ID);
+		r = &p->r[rec.hdr.request_id];
+		if (rec.hdr.type == FCGI_STDOUT) {
+			ck_assert(!r->out_ended);
+			if (rec.hdr.content_length == 0)
+				r->out_ended = 1;
+			r->out = realloc(r->out, r->outlen +
+			    rec.hdr.content_length + 1);
+			memcpy(r->out + r->outlen, rec.content,
+			    rec.hdr.content_length);
+			r->outlen += rec.hdr.content_length;
+		} else if (rec.hdr.type == FCGI_END_REQUEST) {
+			ck_assert_int_eq(fcgi_end_decode(rec.content,
+			    rec.hdr.content_length, &app, &r->pstatus), 0);
+			r->ended = 1;
+		}
+	}
+	ck_assert_int_ne(n, -1);
+	memmove(p->in, p->in + off, p->inlen - off);
+	p->inlen -= off;
+}
+
+/* Reads what is there (at most max bytes, 0: all). */
+static void
+peer_read(struct peer *p, size_t max)
+{
+	ssize_t	 n;
+	size_t	 want;
+
+	for (;;) {
+		if (p->incap - p->inlen < 65536) {
+			p->incap = p->incap * 2 + 65536;
+			p->in = realloc(p->in, p->incap);
+		}
+		want = p->incap - p->inlen;
+		if (max > 0 && want > max)
+			want = max;
+		n = read(p->fd, p->in + p->inlen, want);
+		if (n == 0)
+			p->eof = 1;
+		if (n <= 0)
+			break;
+		p->inlen += (size_t)n;
+		if (max > 0)
+			break;
+	}
+	peer_parse(p);
+}
+
+static double
+now_s(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Runs the loop and reads until cond holds or secs pass; returns cond. */
+#define RUN_UNTIL(p, cond, secs) __extension__ ({			\
+	double __end = now_s() + (secs);				\
+	while (!(cond) && now_s() < __end) {				\
+		event_base_loop(base, EVLOOP_NONBLOCK);			\
+		peer_read((p), 0);					\
+		if (!(cond))						\
+			usleep(500);					\
+	}								\
+	(cond);								\
+})
+
+/* Runs the loop for secs without reading from the peer. */
+static void
+run_for(double secs)
+{
+	double	 end = now_s() + secs;
+
+	while (now_s() < end) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(500);
+	}
+}
+
+/* The body of a response, after the CGI header block. */
+static const uint8_t *
+resp_body(struct resp *r, size_t *len)
+{
+	uint8_t	*e;
+
+	ck_assert_ptr_nonnull(r->out);
+	r->out[r->outlen] = '\0';
+	e = (uint8_t *)strstr((char *)r->out, "\r\n\r\n");
+	ck_assert_ptr_nonnull(e);
+	*len = r->outlen - (size_t)(e + 4 - r->out);
+	return e + 4;
+}
+
+static int
+resp_status(struct resp *r)
+{
+	ck_assert_ptr_nonnull(r->out);
+	r->out[r->outlen] = '\0';
+	ck_assert(strncmp((char *)r->out, "Status: ", 8) == 0);
+	return atoi((char *)r->out + 8);
+}
+
+/* Whether body holds exactly the first len bytes of the demo pattern. */
+static int
+is_pattern(const uint8_t *body, size_t len)
+{
+	static const char	 line[] = APP_PATTERN_LINE;
+	size_t			 i;
+
+	for (i = 0; i < len; i++)
+		if (body[i] != (uint8_t)line[i % 64])
+			return 0;
+	return 1;
+}
+
+static struct evfcgi_stats
+stats(void)
+{
+	struct evfcgi_stats	 st;
+
+	evfcgi_get_stats(srv, &st);
+	return st;
+}
+
+START_TEST(hello_then_close)
+{
+	struct peer	*p;
+	const uint8_t	*b;
+	size_t		 len;
+
+	start();
+	p = peer_new();
+	send_request(p, 1, 0, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->eof, 5));
+	ck_assert(p->r[1].out_ended);
+	ck_assert_int_eq(p->r[1].pstatus, FCGI_REQUEST_COMPLETE);
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	b = resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 12);
+	ck_assert_int_eq(memcmp(b, "Hello World\n", 12), 0);
+	/* Without FCGI_KEEP_CONN the daemon closed the connection. */
+	ck_assert_uint_eq(stats().connections, 0);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(keep_conn_serves_many)
+{
+	struct peer	*p;
+	int		 i;
+
+	start();
+	p = peer_new();
+	for (i = 0; i < 5; i++) {
+		resp_reset(p, 1);
+		send_request(p, 1, FCGI_KEEP_CONN, "/size?1000", NULL, 0);
+		ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+		ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	}
+	run_for(0.05);
+	peer_read(p, 0);
+	ck_assert(!p->eof);
+	ck_assert_uint_eq(stats().connections, 1);
+	ck_assert_uint_eq(stats().requests_total, 5);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(sizes_at_record_boundaries)
+{
+	static const size_t	 sizes[] = { 0, 1, 7, 8, 9, 65527, 65528,
+	    65529, 65535, 65536, 65537, 131056, 131057, 96256, 300001 };
+	struct peer		*p;
+	const uint8_t		*b;
+	char			 uri[64];
+	size_t			 i, len;
+
+	start();
+	p = peer_new();
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		resp_reset(p, 1);
+		snprintf(uri, sizeof(uri), "/%s?%zu", i % 2 ? "size" :
+		    "stream", sizes[i]);
+		send_request(p, 1, FCGI_KEEP_CONN, uri, NULL, 0);
+		ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+		b = resp_body(&p->r[1], &len);
+		ck_assert_uint_eq(len, sizes[i]);
+		ck_assert(is_pattern(b, len));
+	}
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(multiplexed_ids)
+{
+	struct peer	*p;
+	uint8_t		 params[512], body[100000];
+	const uint8_t	*b;
+	size_t		 n, len, i;
+
+	for (i = 0; i < sizeof(body); i++)
+		body[i] = (uint8_t)(i * 7);
+	start();
+	p = peer_new();
+	/* Three requests whose records interleave on one connection. */
+	send_begin(p, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_begin(p, 2, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_begin(p, 3, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	n = encode_params(params, sizeof(params), "/size?700000", 0);
+	send_record(p, FCGI_PARAMS, 1, params, n);
+	n = encode_params(params, sizeof(params), "/echo", sizeof(body));
+	send_record(p, FCGI_PARAMS, 3, params, n);
+	n = encode_params(params, sizeof(params), "/hello", 0);
+	send_record(p, FCGI_PARAMS, 2, params, n);
+	send_record(p, FCGI_PARAMS, 3, NULL, 0);
+	send_record(p, FCGI_PARAMS, 1, NULL, 0);
+	send_record(p, FCGI_STDIN, 3, body, 60000);
+	send_record(p, FCGI_PARAMS, 2, NULL, 0);
+	send_record(p, FCGI_STDIN, 1, NULL, 0);
+	send_record(p, FCGI_STDIN, 3, body + 60000, sizeof(body) - 60000);
+	send_record(p, FCGI_STDIN, 2, NULL, 0);
+	send_record(p, FCGI_STDIN, 3, NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+	    p->r[3].ended, 5));
+	b = resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 700000);
+	ck_assert(is_pattern(b, len));
+	b = resp_body(&p->r[2], &len);
+	ck_assert_int_eq(memcmp(b, "Hello World\n", 12), 0);
+	b = resp_body(&p->r[3], &len);
+	ck_assert_uint_eq(len, sizeof(body));
+	ck_assert_int_eq(memcmp(b, body, sizeof(body)), 0);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(abort_request)
+{
+	struct peer	*p;
+	double		 t0;
+
+	start();
+	p = peer_new();
+	send_request(p, 5, FCGI_KEEP_CONN, "/sleep?10000", NULL, 0);
+	run_for(0.05);
+	ck_assert_uint_eq(stats().requests_active, 1);
+	t0 = now_s();
+	send_record(p, FCGI_ABORT_REQUEST, 5, NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[5].ended, 2));
+	ck_assert(now_s() - t0 < 1.0);
+	ck_assert_uint_eq(stats().aborted, 1);
+	ck_assert_uint_eq(stats().requests_active, 0);
+	/* The kept connection still serves. */
+	send_request(p, 5, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	resp_reset(p, 5);
+	ck_assert(RUN_UNTIL(p, p->r[5].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[5]), 200);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(watermark_pause_and_resume)
+{
+	struct peer		*p;
+	struct evfcgi_stats	 st;
+	const uint8_t		*b;
+	size_t			 len;
+
+	lim.high_water = 64 * 1024;
+	lim.low_water = 16 * 1024;
+	start();
+	p = peer_new();
+	send_request(p, 1, FCGI_KEEP_CONN, "/size?8000000", NULL, 0);
+	run_for(0.2);
+	/* The peer reads nothing: the daemon holds about a watermark. */
+	st = stats();
+	ck_assert_uint_le(st.bytes_queued, lim.high_water + 65536 + 64);
+	ck_assert_uint_ge(st.bytes_queued, lim.high_water);
+	ck_assert_uint_eq(st.stalled, 1);
+	/* A request sent now is not read while the output is above the mark. */
+	send_request(p, 2, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	run_for(0.2);
+	peer_read(p, 4096);
+	ck_assert(!p->r[2].ended);
+	/* Reading resumes everything; both complete, the body intact. */
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 10));
+	b = resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 8000000);
+	ck_assert(is_pattern(b, len));
+	ck_assert_int_eq(resp_status(&p->r[2]), 200);
+	st = stats();
+	ck_assert_uint_eq(st.bytes_queued, 0);
+	ck_assert_uint_eq(st.stalled, 0);
+	ck_assert_uint_le(st.peak_bytes_queued, lim.high_water + 65536 + 200);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(global_cap_answers_503)
+{
+	struct peer	*a, *b;
+
+	lim.high_water = 64 * 1024;
+	lim.low_water = 16 * 1024;
+	lim.max_queued = 100 * 1024;
+	start();
+	a = peer_new();
+	b = peer_new();
+	send_request(a, 1, FCGI_KEEP_CONN, "/size?4000000", NULL, 0);
+	send_request(b, 1, FCGI_KEEP_CONN, "/size?4000000", NULL, 0);
+	run_for(0.2);
+	ck_assert_uint_ge(stats().bytes_queued, lim.max_queued);
+	ck_assert_uint_le(stats().bytes_queued, lim.max_queued + 2 * 65600);
+	send_request(b, 2, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	/* Both readers drain; every byte still arrives. */
+	ck_assert(RUN_UNTIL(a, a->r[1].ended, 10));
+	ck_assert(RUN_UNTIL(b, b->r[1].ended && b->r[2].ended, 10));
+	ck_assert_uint_eq(stats().bytes_queued, 0);
+	peer_free(a);
+	peer_free(b);
+}
+END_TEST
+
+START_TEST(get_values)
+{
+	struct peer	*p;
+	uint8_t		 q[128];
+	char		 got[512];
+	size_t		 n = 0;
+
+	lim.max_conns = 77;
+	lim.max_reqs = 3;
+	start();
+	p = peer_new();
+	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MAX_CONNS", 14, "", 0);
+	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_NOT_A_NAME", 15, "", 0);
+	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MAX_REQS", 13, "", 0);
+	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MPXS_CONNS", 15, "", 0);
+	send_record(p, FCGI_GET_VALUES, 0, q, n);
+	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_GET_VALUES_RESULT, 2));
+	memcpy(got, p->mgmt, p->mgmtlen);
+	got[p->mgmtlen] = '\0';
+	ck_assert_uint_eq(p->mgmtlen, 2 + 14 + 2 + 2 + 13 + 3 + 2 + 15 + 1);
+	ck_assert(memcmp(p->mgmt + 2, "FCGI_MAX_CONNS77", 16) == 0);
+	ck_assert(memcmp(p->mgmt + 20, "FCGI_MAX_REQS231", 16) == 0);
+	ck_assert(memcmp(p->mgmt + 38, "FCGI_MPXS_CONNS1", 16) == 0);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(unknown_type_and_role)
+{
+	struct peer	*p;
+
+	start();
+	p = peer_new();
+	send_record(p, 0x42, 0, "xy", 2);
+	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_UNKNOWN_TYPE, 2));
+	ck_assert_int_eq(p->mgmt[0], 0x42);
+	send_begin(p, 3, FCGI_AUTHORIZER, FCGI_KEEP_CONN);
+	ck_assert(RUN_UNTIL(p, p->r[3].ended, 2));
+	ck_assert_int_eq(p->r[3].pstatus, FCGI_UNKNOWN_ROLE);
+	send_request(p, 4, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[4].ended, 2));
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(overloaded_beyond_max_reqs)
+{
+	struct peer	*p;
+
+	lim.max_reqs = 2;
+	start();
+	p = peer_new();
+	send_request(p, 1, FCGI_KEEP_CONN, "/sleep?300", NULL, 0);
+	send_request(p, 2, FCGI_KEEP_CONN, "/sleep?300", NULL, 0);
+	send_begin(p, 3, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	ck_assert(RUN_UNTIL(p, p->r[3].ended, 2));
+	ck_assert_int_eq(p->r[3].pstatus, FCGI_OVERLOADED);
+	ck_assert(!p->r[1].ended);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 3));
+	ck_assert_int_eq(p->r[1].pstatus, FCGI_REQUEST_COMPLETE);
+	ck_assert_uint_eq(stats().overloaded, 1);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(stray_records_ignored)
+{
+	struct peer	*p;
+
+	start();
+	p = peer_new();
+	send_record(p, FCGI_PARAMS, 9, "\1\1ab", 4);
+	send_record(p, FCGI_STDIN, 9, "zz", 2);
+	send_record(p, FCGI_DATA, 9, "zz", 2);
+	send_record(p, FCGI_ABORT_REQUEST, 9, NULL, 0);
+	send_request(p, 1, 0, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	peer_free(p);
+}
+END_TEST
+
+/* partial: params one byte per record, records one byte per write. */
+START_TEST(params_split_byte_by_byte)
+{
+	struct peer	*p;
+	uint8_t		 params[4096], rec[16];
+	char		 cookie[1000];
+	const uint8_t	*b;
+	size_t		 n, i, len;
+
+	memset(cookie, 'c', sizeof(cookie));
+	start();
+	p = peer_new();
+	n = encode_params(params, sizeof(params), "/size?77", 0);
+	n += fcgi_nv_encode(params + n, sizeof(params) - n, "HTTP_COOKIE",
+	    11, cookie, sizeof(cookie));
+	send_begin(p, 1, FCGI_RESPONDER, 0);
+	for (i = 0; i < n; i++) {
+		/* One record per byte, its 8 + 1 + 7 bytes written singly. */
+		fcgi_header_encode(rec, FCGI_PARAMS, 1, 1, 7);
+		rec[8] = params[i];
+		memset(rec + 9, 0, 7);
+		if (i % 50 == 0) {
+			size_t	 j;
+
+			for (j = 0; j < 16; j++) {
+				peer_send(p, rec + j, 1);
+				event_base_loop(base, EVLOOP_NONBLOCK);
+			}
+		} else
+			peer_send(p, rec, 16);
+	}
+	send_record(p, FCGI_PARAMS, 1, NULL, 0);
+	send_record(p, FCGI_STDIN, 1, NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+	b = resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 77);
+	ck_assert(is_pattern(b, len));
+	peer_free(p);
+}
+END_TEST
+
+/* malformed: each closes its one connection; the server goes on. */
+START_TEST(bad_version_closes_one_conn)
+{
+	struct peer	*bad, *good;
+	uint8_t		 rec[16];
+
+	start();
+	good = peer_new();
+	bad = peer_new();
+	fcgi_begin_encode(rec, 1, FCGI_RESPONDER, 0);
+	rec[0] = 2;
+	peer_send(bad, rec, sizeof(rec));
+	ck_assert(RUN_UNTIL(bad, bad->eof, 2));
+	send_request(good, 1, 0, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(good, good->r[1].ended, 2));
+	ck_assert_uint_eq(stats().closed_on_error, 1);
+	peer_free(bad);
+	peer_free(good);
+}
+END_TEST
+
+START_TEST(bad_begin_length)
+{
+	struct peer	*p;
+
+	start();
+	p = peer_new();
+	send_record(p, FCGI_BEGIN_REQUEST, 1, "\0\1\0\0\0", 5);
+	ck_assert(RUN_UNTIL(p, p->eof, 2));
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(bad_pair_closes)
+{
+	struct peer	*p;
+
+	start();
+	p = peer_new();
+	send_begin(p, 1, FCGI_RESPONDER, 0);
+	/* A value length that runs past the end of PARAMS. */
+	send_record(p, FCGI_PARAMS, 1, "\1\x50" "A", 3);
+	send_record(p, FCGI_PARAMS, 1, NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->eof, 2));
+	ck_assert(!p->r[1].ended);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(app_only_type_closes)
+{
+	struct peer	*p;
+
+	start();
+	p = peer_new();
+	send_record(p, FCGI_STDOUT, 1, "x", 1);
+	ck_assert(RUN_UNTIL(p, p->eof, 2));
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(duplicate_begin_closes)
+{
+	struct peer	*p;
+
+	start();
+	p = peer_new();
+	send_begin(p, 1, FCGI_RESPONDER, 0);
+	send_begin(p, 1, FCGI_RESPONDER, 0);
+	ck_assert(RUN_UNTIL(p, p->eof, 2));
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(params_too_large_431)
+{
+	struct peer	*p;
+	uint8_t		 params[4096];
+	char		 big[3000];
+	size_t		 n;
+
+	lim.max_params = 2048;
+	memset(big, 'b', sizeof(big));
+	start();
+	p = peer_new();
+	n = encode_params(params, sizeof(params), "/hello", 0);
+	n += fcgi_nv_encode(params + n, sizeof(params) - n, "HTTP_X", 6, big,
+	    sizeof(big));
+	send_begin(p, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_record(p, FCGI_PARAMS, 1, params, n);
+	send_record(p, FCGI_PARAMS, 1, NULL, 0);
+	send_record(p, FCGI_STDIN, 1, NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[1]), 431);
+	/* The kept connection serves the next request. */
+	send_request(p, 2, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[2].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[2]), 200);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(body_too_large_413)
+{
+	struct peer	*p;
+	uint8_t		 params[512], body[5000] = { 0 };
+	size_t		 n;
+
+	lim.max_body = 4096;
+	start();
+	p = peer_new();
+	/* Announced too large. */
+	send_request(p, 1, FCGI_KEEP_CONN, "/echo", body, sizeof(body));
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[1]), 413);
+	/* Announced small, sent large. */
+	send_begin(p, 2, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	n = encode_params(params, sizeof(params), "/echo", 10);
+	send_record(p, FCGI_PARAMS, 2, params, n);
+	send_record(p, FCGI_PARAMS, 2, NULL, 0);
+	send_record(p, FCGI_STDIN, 2, body, sizeof(body));
+	send_record(p, FCGI_STDIN, 2, NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[2].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[2]), 413);
+	ck_assert_uint_eq(stats().rejected, 2);
+	send_request(p, 3, FCGI_KEEP_CONN, "/echo", "abc", 3);
+	ck_assert(RUN_UNTIL(p, p->r[3].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[3]), 200);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(header_timeout_closes)
+{
+	struct peer	*p;
+	double		 t0;
+
+	lim.header_timeout = 1;
+	start();
+	p = peer_new();
+	t0 = now_s();
+	send_begin(p, 1, FCGI_RESPONDER, 0);
+	send_record(p, FCGI_PARAMS, 1, "\1\1ab", 4);
+	ck_assert(RUN_UNTIL(p, p->eof, 3));
+	ck_assert(now_s() - t0 >= 0.9);
+	ck_assert_uint_eq(stats().closed_on_error, 1);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(write_timeout_closes)
+{
+	struct peer	*p;
+
+	lim.write_timeout = 1;
+	start();
+	p = peer_new();
+	send_request(p, 1, 0, "/size?20000000", NULL, 0);
+	run_for(1.6);
+	ck_assert_uint_eq(stats().connections, 0);
+	ck_assert_uint_eq(stats().closed_on_error, 1);
+	ck_assert_uint_eq(stats().bytes_queued, 0);
+	peer_free(p);
+}
+END_TEST
+
+START_TEST(idle_timeout_closes)
+{
+	struct peer	*p;
+
+	lim.idle_timeout = 1;
+	start();
+	p = peer_new();
+	send_request(p, 1, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
+	ck_assert(!p->eof);
+	ck_assert(RUN_UNTIL(p, p->eof, 3));
+	ck_assert_uint_eq(stats().closed_on_error, 0);
+	peer_free(p);
+}
+END_TEST
+
+static Suite *
+conn_suite(void)
+{
+	Suite	*s = suite_create("conn");
+	TCase	*tc;
+
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, hello_then_close);
+	tcase_add_test(tc, keep_conn_serves_many);
+	tcase_add_test(tc, sizes_at_record_boundaries);
+	tcase_add_test(tc, multiplexed_ids);
+	tcase_add_test(tc, abort_request);
+	tcase_add_test(tc, watermark_pause_and_resume);
+	tcase_add_test(tc, global_cap_answers_503);
+	tcase_add_test(tc, get_values);
+	tcase_add_test(tc, unknown_type_and_role);
+	tcase_add_test(tc, overloaded_beyond_max_reqs);
+	tcase_add_test(tc, stray_records_ignored);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("partial");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, params_split_byte_by_byte);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("malformed");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, bad_version_closes_one_conn);
+	tcase_add_test(tc, bad_begin_length);
+	tcase_add_test(tc, bad_pair_closes);
+	tcase_add_test(tc, app_only_type_closes);
+	tcase_add_test(tc, duplicate_begin_closes);
+	tcase_add_test(tc, params_too_large_431);
+	tcase_add_test(tc, body_too_large_413);
+	tcase_add_test(tc, header_timeout_closes);
+	tcase_add_test(tc, write_timeout_closes);
+	tcase_add_test(tc, idle_timeout_closes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(conn_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
