@@ -86,3 +86,31 @@ rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 # finish: exit status for the test script.
 finish() { [ "$FAILS" -eq 0 ]; exit $?; }
+
+# fcgi_req ADDR URI [BODYFILE]: one request through libfcgi's cgi-fcgi;
+# prints the CGI response (headers and body) on stdout.
+fcgi_req() {
+	local uri=$2 q=""
+	[[ $uri == *\?* ]] && q=${uri#*\?}
+	if [ -n "${3:-}" ]; then
+		REQUEST_METHOD=POST REQUEST_URI=$uri QUERY_STRING=$q \
+		CONTENT_LENGTH=$(stat -c %s "$3") SCRIPT_NAME=${uri%%\?*} \
+			cgi-fcgi -bind -connect "$1" <"$3"
+	else
+		REQUEST_METHOD=GET REQUEST_URI=$uri QUERY_STRING=$q \
+		SCRIPT_NAME=${uri%%\?*} cgi-fcgi -bind -connect "$1" </dev/null
+	fi
+}
+
+# body_of: strips the CGI header block from a response on stdin.
+body_of() { sed '1,/^\r$/d'; }
+
+# start_evfcgid ARGS...: starts the daemon on a free loopback port with
+# ARGS; sets EVFCGID_PORT, EVFCGID_PID, EVFCGID_LOG; waits until it accepts.
+start_evfcgid() {
+	EVFCGID_PORT=$(freeport)
+	EVFCGID_LOG=$T/evfcgid.$EVFCGID_PORT.log
+	spawn "$EVFCGID" --listen "127.0.0.1:$EVFCGID_PORT" "$@" 2>"$EVFCGID_LOG"
+	EVFCGID_PID=$SPAWNED
+	wait_port "$EVFCGID_PORT"
+}
