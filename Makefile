@@ -65,7 +65,22 @@ tests/bin/check_%.asan: tests/check_%.c $(LIB_SRCS) src/app.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) $(CHECK_CFLAGS) -o $@ $< $(LIB_SRCS) \
 		src/app.c $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS) $(CHECK_LIBS)
 
-check: all $(CHECKS) $(CHECKS_ASAN)
+# The fuzz harness runs on its seed corpus in every `make check` (gcc,
+# sanitizers, no libFuzzer); `make fuzz` runs the real fuzzer with clang.
+tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c $(LIB_SRCS) src/app.c $(HEADERS)
+	@mkdir -p tests/bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -o $@ fuzz/fuzz_conn.c fuzz/replay.c \
+		$(LIB_SRCS) src/app.c $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS)
+
+fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(HEADERS)
+	clang -std=c11 -D_GNU_SOURCE -I. -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
+		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(LIBEVENT_LIBS)
+
+fuzz: fuzz/fuzz_conn
+	mkdir -p fuzz/found
+	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
+
+check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay
 	sh tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
 bench: all
@@ -75,11 +90,11 @@ experiment: all
 	tools/slow-client-experiment
 
 clean:
-	rm -f src/*.o src/*.a src/evfcgid $(TOOLS)
+	rm -f src/*.o src/*.a src/evfcgid $(TOOLS) fuzz/fuzz_conn
 	rm -rf tests/bin tests/out
 
 distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
 		aclocal.m4 config.h.in .deps-done
 
-.PHONY: all deps check bench experiment clean distclean
+.PHONY: all deps check bench experiment fuzz clean distclean
