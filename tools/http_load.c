@@ -1,0 +1,1547 @@
+/*
+ * http_load: the classic ACME http_load command line and summary, rebuilt
+ * on a libevent loop so thousands of parallel connections cost nothing but
+ * their sockets (the original used select() and stopped at FD_SETSIZE).
+ *
+ * Each fetch picks a random URL from the URL file.  By default a fetch is
+ * one TCP connection carrying one request with "Connection: close", as the
+ * original did; -keepalive reuses connections with HTTP/1.1 keep-alive.
+ * Bodies framed by Content-Length, chunked coding or the server's close are
+ * all understood.  "bytes" are body bytes, as in the original.
+ *
+ * The hot path is kept short on purpose, because the tests hold it to ab
+ * and wrk: URLs are resolved and requests formatted once, a request is
+ * written right after connect() (a loopback handshake is usually done by
+ * then), a kept-alive connection stays registered for reading between
+ * requests, and a response that arrives in one read is parsed in place.
+ */
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#define THROTTLE_MODEM	3360		/* 33.6 kbit/s at 10 bits a byte */
+#define IDLE_SECS	60		/* default -timeout */
+#define PROGRESS_SECS	60		/* -verbose report interval */
+#define RESERVED_FDS	10		/* descriptors never used for fetches */
+#define RATE_MAX	100000
+#define URL_MAX		4096
+#define HEAD_MAX	65536		/* largest response head accepted */
+#define RBUF_SIZE	(128 * 1024)	/* one read at most */
+#define ERRORS_SHOWN	20		/* per-fetch errors printed without -verbose */
+
+struct url {
+	char			*u_str;
+	struct sockaddr_storage	 u_sa;
+	socklen_t		 u_salen;
+	char			*u_req;		/* the request, formatted once */
+	size_t			 u_reqlen;
+	int			 u_got_bytes;
+	int64_t			 u_bytes;
+	int			 u_got_sum;
+	uint64_t		 u_sum;
+};
+
+/* Incremental chunked transfer-coding decoder. */
+enum chunk_state {
+	CH_SIZE,		/* hex digits of a chunk size */
+	CH_EXT,			/* chunk extension, skipped to LF */
+	CH_DATA,		/* ch_left data bytes to go */
+	CH_DATA_END,		/* CRLF after data */
+	CH_TRAILER_BOL,		/* start of a trailer line (empty: done) */
+	CH_TRAILER,		/* inside a trailer line */
+	CH_DONE
+};
+
+struct chunk {
+	enum chunk_state	 ch_state;
+	uint64_t		 ch_left;
+	int			 ch_digits;
+};
+
+enum body_mode {
+	BODY_LENGTH,		/* Content-Length */
+	BODY_CHUNKED,
+	BODY_CLOSE,		/* delimited by the server closing */
+	BODY_DONE
+};
+
+struct head {
+	int		 h_status;
+	int64_t		 h_clen;	/* -1: absent */
+	int		 h_chunked;
+	int		 h_close;	/* the server will not keep the connection */
+};
+
+enum conn_state {
+	CS_FREE,		/* on the free list, no socket */
+	CS_SENDING,		/* connect() issued or request partly written */
+	CS_HEAD,		/* reading the response head */
+	CS_BODY,		/* reading the body */
+	CS_PAUSED,		/* throttled: not reading until c_wake fires */
+	CS_IDLE			/* kept alive between fetches (-rate -keepalive) */
+};
+
+/* How a fetch ended. */
+enum fetch_end {
+	FE_OK,			/* complete response */
+	FE_SHORT,		/* closed or failed in the middle */
+	FE_TIMEOUT,
+	FE_CONNFAIL		/* never connected */
+};
+
+/* One socket and the fetch it carries; torn down by conn_close(). */
+struct conn {
+	struct conn	*c_next;	/* free list or idle list */
+	struct conn	*c_prev;	/* idle list only */
+	int		 c_fd;
+	enum conn_state	 c_state;
+	struct event	 c_ev;		/* socket readiness plus idle timeout */
+	short		 c_watch;	/* what c_ev waits for: 0, EV_READ, EV_WRITE */
+	struct event	 c_wake;	/* end of a throttle pause */
+	struct url	*c_url;
+	int		 c_connected;	/* the socket is known established */
+	int		 c_reused;	/* this fetch runs on a kept-alive socket */
+	int		 c_did_response;
+	int64_t		 c_start_us;	/* fetch started */
+	int64_t		 c_connect_us;	/* connect() called */
+	int64_t		 c_request_us;	/* connection up, request going out */
+	int64_t		 c_response_us;	/* first response byte */
+	size_t		 c_woff;	/* request bytes written */
+	int64_t		 c_rbytes;	/* bytes read in this fetch */
+	char		*c_head;	/* partial head, only if split over reads */
+	size_t		 c_headlen;
+	int		 c_status;
+	int		 c_close;	/* not reusable after this response */
+	enum body_mode	 c_mode;
+	int64_t		 c_clen;
+	int64_t		 c_body;	/* decoded body bytes */
+	struct chunk	 c_chunk;
+	uint64_t	 c_sum;
+};
+
+static void	 usage(FILE *, int) __attribute__((noreturn));
+static int	 opt_match(const char *);
+static int	 parse_int(const char *, long long, long long, long long *);
+static int	 parse_secs(const char *, double *);
+static void	 read_url_file(const char *);
+static int	 url_load(struct url *, const char *, const char **);
+static size_t	 head_end(const char *, size_t);
+static int	 head_parse(const char *, size_t, struct head *);
+static int	 chunk_step(struct chunk *, const char *, size_t, size_t *);
+static int64_t	 now_us(void);
+static void	 fetch_error(struct conn *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static struct conn *conn_new(void);
+static void	 conn_watch(struct conn *, short);
+static void	 conn_close(struct conn *);
+static void	 conn_cb(evutil_socket_t, short, void *);
+static void	 conn_wake_cb(evutil_socket_t, short, void *);
+static void	 conn_connect(struct conn *);
+static void	 conn_send(struct conn *);
+static void	 conn_read(struct conn *);
+static int	 conn_feed(struct conn *, const char *, size_t);
+static int	 body_feed(struct conn *, const char *, size_t);
+static void	 body_sum(struct conn *, const char *, size_t);
+static void	 idle_push(struct conn *);
+static void	 idle_remove(struct conn *);
+static void	 fetch_begin(struct conn *, struct url *);
+static void	 fetch_start(void);
+static void	 fetch_end(struct conn *, enum fetch_end);
+static void	 refill(void);
+static void	 stop(void);
+static void	 rate_cb(evutil_socket_t, short, void *);
+static void	 end_cb(evutil_socket_t, short, void *);
+static void	 progress_cb(evutil_socket_t, short, void *);
+static void	 report(int64_t);
+
+static const char	*progname = "http_load";
+
+/* Options. */
+static int		 do_checksum, do_throttle, do_verbose, do_jitter;
+static int		 do_keepalive;
+static double		 throttle = THROTTLE_MODEM;	/* bytes/second */
+static double		 idle_secs = IDLE_SECS;
+static long long	 start_parallel, start_rate, end_fetches;
+static double		 end_seconds;
+
+static struct url	*urls;
+static size_t		 nurls;
+
+static struct event_base *base;
+static const struct timeval *idle_tv;	/* libevent common timeout */
+static struct event	*rate_ev, *end_ev, *progress_ev;
+static int64_t		 rate_next_us, rate_interval_us;
+static char		*rbuf;
+static size_t		 read_max;
+
+static struct conn	*free_conns;
+static struct conn	*idle_conns;
+static long long	 conns_open, max_conns;
+static int		 stopping, refilling;
+
+/* Statistics, in the original's terms. */
+static int64_t		 start_us;
+static long long	 fetches_started, fetches_completed;
+static long long	 num_active, max_parallel;
+static long long	 connects_completed, responses_completed;
+static long long	 total_bytes;
+static int64_t		 total_connect_us, max_connect_us, min_connect_us;
+static int64_t		 total_response_us, max_response_us, min_response_us;
+static long long	 total_timeouts, total_badbytes, total_badsums;
+static long long	 total_connfails;
+static long long	 status_counts[1000];
+static long long	 errors_shown;
+
+/* The options, in the order the original tried its prefixes. */
+enum {
+	OPT_CHECKSUM, OPT_THROTTLE, OPT_THROTTLE_N, OPT_VERBOSE, OPT_TIMEOUT,
+	OPT_JITTER, OPT_PARALLEL, OPT_RATE, OPT_FETCHES, OPT_SECONDS,
+	OPT_KEEPALIVE, OPT_HELP
+};
+static const char *const optnames[] = {
+	"checksum", "throttle", "Throttle", "verbose", "timeout", "jitter",
+	"parallel", "rate", "fetches", "seconds", "keepalive", "help", NULL
+};
+
+/* usage: prints the synopsis to fp and exits with status. */
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp,
+"usage:  %s [-checksum] [-throttle] [-Throttle N] [-verbose] [-timeout secs]\n"
+"            [-keepalive] -parallel N | -rate N [-jitter]\n"
+"            -fetches N | -seconds N\n"
+"            url_file\n"
+"One start specifier, either -parallel or -rate, is required.\n"
+"One end specifier, either -fetches or -seconds, is required.\n"
+"\n"
+"Options may be abbreviated to any unique prefix and may start with -- .\n"
+"  -checksum    compare a checksum of each body with earlier fetches of the\n"
+"               same URL (reports bad checksums instead of bad byte counts)\n"
+"  -throttle    read like a 33.6 kbit/s modem (%d bytes/s per connection)\n"
+"  -Throttle N  read at most N bytes/s per connection\n"
+"  -verbose     progress report on stderr every %d seconds, every error shown\n"
+"  -timeout S   give up on a connection idle for S seconds (default %d)\n"
+"  -keepalive   reuse connections (HTTP/1.1 keep-alive) instead of one\n"
+"               connection per fetch with Connection: close\n"
+"  -parallel N  keep N fetches in flight\n"
+"  -rate N      start N fetches a second (-jitter: vary intervals by 10%%)\n"
+"  -fetches N   stop after N fetches\n"
+"  -seconds S   stop after S seconds; fetches in flight are not counted\n"
+"url_file holds one http:// URL per line; each fetch picks one at random.\n",
+	    progname, THROTTLE_MODEM, PROGRESS_SECS, IDLE_SECS);
+	exit(status);
+}
+
+/*
+ * opt_match: returns the OPT_ index arg abbreviates ("-p", "--parallel"),
+ * the first in table order as the original did, or -1.
+ */
+static int
+opt_match(const char *arg)
+{
+	size_t	len;
+	int	i;
+
+	if (arg[0] != '-')
+		return -1;
+	arg += arg[1] == '-' ? 2 : 1;
+	if ((len = strlen(arg)) == 0)
+		return -1;
+	for (i = 0; optnames[i] != NULL; i++)
+		if (strncmp(arg, optnames[i], len) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * parse_int: a whole decimal integer in [min, max] into *out.  Returns 0,
+ * or -1 if s is not one.
+ */
+static int
+parse_int(const char *s, long long min, long long max, long long *out)
+{
+	char		*end;
+	long long	 v;
+
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* parse_secs: a positive number of seconds, fractions allowed; 0 or -1. */
+static int
+parse_secs(const char *s, double *out)
+{
+	char	*end;
+	double	 v;
+
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !(v > 0) || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST (IPv4 first,
+ * as the original) and formats the request once.  Returns 0, or -1 with
+ * *why set to a static reason.
+ */
+static int
+url_load(struct url *u, const char *s, const char **why)
+{
+	struct addrinfo	 hints, *res, *ai, *pick;
+	const char	*p, *h, *he, *ps;
+	char		 host[256], port[8], hosthdr[300], path[URL_MAX + 2];
+	size_t		 hl;
+	long long	 portnum = 80;
+	int		 v6 = 0, gai, n;
+
+	memset(u, 0, sizeof(*u));
+	if (strlen(s) >= URL_MAX) {
+		*why = "URL too long";
+		return -1;
+	}
+	for (p = s; *p != '\0'; p++)
+		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)) {
+			*why = "white space or control characters in URL";
+			return -1;
+		}
+	if (strncasecmp(s, "http://", 7) != 0) {
+		*why = "unknown protocol (only http:// is supported)";
+		return -1;
+	}
+	p = s + 7;
+	if (*p == '[') {
+		h = p + 1;
+		if ((he = strchr(h, ']')) == NULL) {
+			*why = "unterminated [IPv6] host";
+			return -1;
+		}
+		p = he + 1;
+		v6 = 1;
+	} else {
+		h = p;
+		he = p + strcspn(p, ":/?#");
+		p = he;
+	}
+	hl = (size_t)(he - h);
+	if (hl == 0 || hl >= sizeof(host) || memchr(h, '@', hl) != NULL) {
+		*why = "bad host";
+		return -1;
+	}
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	if (*p == ':') {
+		ps = ++p;
+		p += strcspn(p, "/?#");
+		if (p - ps == 0 || p - ps >= (long)sizeof(port)) {
+			*why = "bad port";
+			return -1;
+		}
+		memcpy(port, ps, (size_t)(p - ps));
+		port[p - ps] = '\0';
+		if (parse_int(port, 1, 65535, &portnum) == -1) {
+			*why = "bad port";
+			return -1;
+		}
+	} else if (*p != '\0' && *p != '/' && *p != '?' && *p != '#') {
+		*why = "junk after host";
+		return -1;
+	}
+	snprintf(port, sizeof(port), "%lld", portnum);
+	hl = strcspn(p, "#");
+	snprintf(path, sizeof(path), "%s%.*s", *p == '/' ? "" : "/",
+	    (int)hl, p);
+	snprintf(hosthdr, sizeof(hosthdr), v6 ? "[%s]" : "%s", host);
+	if (portnum != 80)
+		snprintf(hosthdr + strlen(hosthdr),
+		    sizeof(hosthdr) - strlen(hosthdr), ":%lld", portnum);
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = v6 ? AI_NUMERICHOST : AI_ADDRCONFIG;
+	if ((gai = getaddrinfo(host, port, &hints, &res)) != 0) {
+		*why = gai_strerror(gai);
+		return -1;
+	}
+	pick = res;
+	for (ai = res; ai != NULL; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET) {
+			pick = ai;
+			break;
+		}
+	memcpy(&u->u_sa, pick->ai_addr, pick->ai_addrlen);
+	u->u_salen = pick->ai_addrlen;
+	freeaddrinfo(res);
+
+	n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n"
+	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", path, hosthdr,
+	    do_keepalive ? "" : "Connection: close\r\n");
+	if ((u->u_req = malloc((size_t)n + 1)) == NULL ||
+	    (u->u_str = strdup(s)) == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	snprintf(u->u_req, (size_t)n + 1, "GET %s HTTP/1.1\r\nHost: %s\r\n"
+	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", path, hosthdr,
+	    do_keepalive ? "" : "Connection: close\r\n");
+	u->u_reqlen = (size_t)n;
+	return 0;
+}
+
+/*
+ * read_url_file: loads every URL of path into urls[]; blank lines and
+ * lines starting with # are skipped.  Exits with status 1 on any error.
+ */
+static void
+read_url_file(const char *path)
+{
+	FILE		*fp;
+	char		 line[URL_MAX + 2];
+	const char	*why;
+	size_t		 len, cap = 0, lineno = 0;
+	struct url	*nu;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "%s: %s: %s\n", progname, path,
+		    strerror(errno));
+		exit(1);
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		lineno++;
+		len = strlen(line);
+		if (len > 0 && line[len - 1] != '\n' && !feof(fp)) {
+			fprintf(stderr, "%s: %s:%zu: line too long\n",
+			    progname, path, lineno);
+			exit(1);
+		}
+		while (len > 0 && isspace((unsigned char)line[len - 1]))
+			line[--len] = '\0';
+		if (len == 0 || line[0] == '#')
+			continue;
+		if (nurls == cap) {
+			cap = cap == 0 ? 16 : cap * 2;
+			if ((nu = realloc(urls, cap * sizeof(*urls))) == NULL) {
+				fprintf(stderr, "%s: out of memory\n",
+				    progname);
+				exit(1);
+			}
+			urls = nu;
+		}
+		if (url_load(&urls[nurls], line, &why) == -1) {
+			fprintf(stderr, "%s: %s:%zu: %s: %s\n", progname, path,
+			    lineno, line, why);
+			exit(1);
+		}
+		nurls++;
+	}
+	if (ferror(fp)) {
+		fprintf(stderr, "%s: %s: %s\n", progname, path,
+		    strerror(errno));
+		exit(1);
+	}
+	fclose(fp);
+	if (nurls == 0) {
+		fprintf(stderr, "%s: %s: no URLs\n", progname, path);
+		exit(1);
+	}
+}
+
+/*
+ * head_end: length of the response head in buf up to and including the
+ * empty line that ends it (CRLF or bare LF), or 0 if it is not complete.
+ */
+static size_t
+head_end(const char *buf, size_t len)
+{
+	const char	*p = buf, *end = buf + len, *nl;
+
+	while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		if (nl + 1 < end && nl[1] == '\n')
+			return (size_t)(nl + 2 - buf);
+		if (nl + 2 < end && nl[1] == '\r' && nl[2] == '\n')
+			return (size_t)(nl + 3 - buf);
+		p = nl + 1;
+	}
+	return 0;
+}
+
+/*
+ * head_parse: reads the status line and the headers that frame the body
+ * and decide keep-alive from a complete head of len bytes.  Returns 0, or
+ * -1 if malformed.
+ */
+static int
+head_parse(const char *buf, size_t len, struct head *h)
+{
+	const char	*p, *end = buf + len, *eol, *v;
+	size_t		 n;
+	int		 i, http10, keep = 0;
+
+	h->h_status = 0;
+	h->h_clen = -1;
+	h->h_chunked = 0;
+	h->h_close = 0;
+	if (len < 12 || strncmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ')
+		return -1;
+	http10 = buf[7] == '0';
+	for (i = 9; i < 12; i++) {
+		if (!isdigit((unsigned char)buf[i]))
+			return -1;
+		h->h_status = h->h_status * 10 + (buf[i] - '0');
+	}
+	if ((eol = memchr(buf, '\n', len)) == NULL)
+		return -1;
+	for (p = eol + 1; p < end; p = eol + 1) {
+		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			break;
+		n = (size_t)(eol - p);
+		if (n >= 15 && strncasecmp(p, "Content-Length:", 15) == 0) {
+			uint64_t cl = 0;
+			int digits = 0;
+
+			for (v = p + 15; v < eol && (*v == ' ' || *v == '\t'); v++)
+				;
+			for (; v < eol && isdigit((unsigned char)*v); v++) {
+				if (cl > (UINT64_C(1) << 53))
+					return -1;
+				cl = cl * 10 + (uint64_t)(*v - '0');
+				digits++;
+			}
+			for (; v < eol && isspace((unsigned char)*v); v++)
+				;
+			if (digits == 0 || v != eol)
+				return -1;
+			if (h->h_clen != -1 && (uint64_t)h->h_clen != cl)
+				return -1;
+			h->h_clen = (int64_t)cl;
+		} else if (n >= 18 &&
+		    strncasecmp(p, "Transfer-Encoding:", 18) == 0) {
+			for (v = p + 18; v + 7 <= eol; v++)
+				if (strncasecmp(v, "chunked", 7) == 0)
+					h->h_chunked = 1;
+		} else if (n >= 11 && strncasecmp(p, "Connection:", 11) == 0) {
+			for (v = p + 11; v < eol; v++) {
+				if (v + 5 <= eol && strncasecmp(v, "close", 5) == 0)
+					h->h_close = 1;
+				if (v + 10 <= eol &&
+				    strncasecmp(v, "keep-alive", 10) == 0)
+					keep = 1;
+			}
+		}
+	}
+	if (http10 && !keep)
+		h->h_close = 1;
+	return 0;
+}
+
+/*
+ * chunk_step: advances the chunked decoder over buf.  Returns the number of
+ * bytes consumed and sets *data: when *data is non-zero the consumed bytes
+ * are body data (all of them), else framing.  Returns -1 on bad framing.
+ * Stop calling once ch_state is CH_DONE.
+ */
+static int
+chunk_step(struct chunk *ch, const char *buf, size_t len, size_t *data)
+{
+	size_t	i;
+	int	c, d;
+
+	*data = 0;
+	if (ch->ch_state == CH_DATA) {
+		*data = len < ch->ch_left ? len : (size_t)ch->ch_left;
+		if (*data > INT_MAX)
+			*data = INT_MAX;
+		ch->ch_left -= *data;
+		if (ch->ch_left == 0)
+			ch->ch_state = CH_DATA_END;
+		return (int)*data;
+	}
+	for (i = 0; i < len && i < INT_MAX; i++) {
+		c = (unsigned char)buf[i];
+		switch (ch->ch_state) {
+		case CH_SIZE:
+			if (isxdigit(c)) {
+				d = isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
+				if (ch->ch_left > (UINT64_C(1) << 48))
+					return -1;
+				ch->ch_left = ch->ch_left * 16 + (uint64_t)d;
+				ch->ch_digits++;
+				break;
+			}
+			if (ch->ch_digits == 0)
+				return -1;
+			if (c == ';' || c == ' ' || c == '\t' || c == '\r') {
+				ch->ch_state = CH_EXT;
+				break;
+			}
+			if (c != '\n')
+				return -1;
+			/* FALLTHROUGH */
+		case CH_EXT:
+			if (c != '\n')
+				break;
+			ch->ch_digits = 0;
+			if (ch->ch_left == 0) {
+				ch->ch_state = CH_TRAILER_BOL;
+				break;
+			}
+			ch->ch_state = CH_DATA;
+			return (int)i + 1;
+		case CH_DATA_END:
+			if (c == '\n')
+				ch->ch_state = CH_SIZE;
+			else if (c != '\r')
+				return -1;
+			break;
+		case CH_TRAILER_BOL:
+			if (c == '\n') {
+				ch->ch_state = CH_DONE;
+				return (int)i + 1;
+			}
+			if (c != '\r')
+				ch->ch_state = CH_TRAILER;
+			break;
+		case CH_TRAILER:
+			if (c == '\n')
+				ch->ch_state = CH_TRAILER_BOL;
+			break;
+		case CH_DATA:
+		case CH_DONE:
+			return (int)i;
+		}
+	}
+	return (int)i;
+}
+
+/* now_us: monotonic clock in microseconds. */
+static int64_t
+now_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * fetch_error: reports one failed fetch on stderr as "URL: message"; only
+ * the first ERRORS_SHOWN are shown unless -verbose.
+ */
+static void
+fetch_error(struct conn *c, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (!do_verbose && errors_shown > ERRORS_SHOWN)
+		return;
+	if (!do_verbose && errors_shown++ == ERRORS_SHOWN) {
+		fprintf(stderr, "%s: further errors not shown (use -verbose)\n",
+		    progname);
+		return;
+	}
+	fprintf(stderr, "%s: ", c->c_url->u_str);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/*
+ * conn_new: a connection slot without a socket, from the free list or
+ * freshly allocated; NULL when -rate has used every descriptor we may use.
+ */
+static struct conn *
+conn_new(void)
+{
+	struct conn	*c;
+
+	if (conns_open >= max_conns)
+		return NULL;
+	if ((c = free_conns) != NULL)
+		free_conns = c->c_next;
+	else {
+		if ((c = calloc(1, sizeof(*c))) == NULL) {
+			fprintf(stderr, "%s: out of memory\n", progname);
+			exit(1);
+		}
+		evtimer_assign(&c->c_wake, base, conn_wake_cb, c);
+	}
+	c->c_next = c->c_prev = NULL;
+	c->c_fd = -1;
+	c->c_watch = 0;
+	c->c_state = CS_SENDING;
+	conns_open++;
+	return c;
+}
+
+/*
+ * conn_watch: makes c_ev wait for what (EV_READ, EV_WRITE, or 0 for
+ * nothing), with the idle timeout.  A no-op when it already does.
+ */
+static void
+conn_watch(struct conn *c, short what)
+{
+	if (c->c_watch == what)
+		return;
+	if (c->c_watch != 0)
+		event_del(&c->c_ev);
+	c->c_watch = what;
+	if (what == 0)
+		return;
+	event_assign(&c->c_ev, base, c->c_fd, what | EV_PERSIST, conn_cb, c);
+	event_add(&c->c_ev, idle_tv);
+}
+
+/*
+ * conn_close: closes c's socket and returns the slot to the free list.
+ * Idempotent for a slot already free.
+ */
+static void
+conn_close(struct conn *c)
+{
+	if (c->c_state == CS_FREE)
+		return;
+	if (c->c_state == CS_IDLE)
+		idle_remove(c);
+	conn_watch(c, 0);
+	event_del(&c->c_wake);
+	if (c->c_fd != -1)
+		close(c->c_fd);
+	c->c_fd = -1;
+	free(c->c_head);
+	c->c_head = NULL;
+	c->c_headlen = 0;
+	c->c_state = CS_FREE;
+	c->c_next = free_conns;
+	free_conns = c;
+	conns_open--;
+}
+
+/* idle_push: parks a kept-alive connection between fetches. */
+static void
+idle_push(struct conn *c)
+{
+	c->c_state = CS_IDLE;
+	c->c_prev = NULL;
+	c->c_next = idle_conns;
+	if (idle_conns != NULL)
+		idle_conns->c_prev = c;
+	idle_conns = c;
+}
+
+/* idle_remove: takes c off the idle list; its state is the caller's job. */
+static void
+idle_remove(struct conn *c)
+{
+	if (c->c_prev != NULL)
+		c->c_prev->c_next = c->c_next;
+	else
+		idle_conns = c->c_next;
+	if (c->c_next != NULL)
+		c->c_next->c_prev = c->c_prev;
+	c->c_next = c->c_prev = NULL;
+}
+
+/*
+ * fetch_begin: resets c for a new fetch of u; the socket, if any, stays.
+ */
+static void
+fetch_begin(struct conn *c, struct url *u)
+{
+	c->c_url = u;
+	c->c_start_us = now_us();
+	c->c_did_response = 0;
+	c->c_woff = 0;
+	c->c_rbytes = 0;
+	c->c_headlen = 0;
+	c->c_status = 0;
+	c->c_close = !do_keepalive;
+	c->c_clen = -1;
+	c->c_body = 0;
+	c->c_sum = UINT64_C(14695981039346656037);
+	c->c_state = CS_SENDING;
+	num_active++;
+	if (num_active > max_parallel)
+		max_parallel = num_active;
+}
+
+/*
+ * conn_connect: opens a socket for c's fetch and starts connecting, then
+ * tries to send at once.  A failure ends the fetch as FE_CONNFAIL.
+ */
+static void
+conn_connect(struct conn *c)
+{
+	struct url	*u = c->c_url;
+	int		 one = 1;
+
+	c->c_connected = 0;
+	c->c_reused = 0;
+	c->c_connect_us = now_us();
+	c->c_fd = socket(u->u_sa.ss_family,
+	    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->c_fd == -1) {
+		fetch_error(c, "socket: %s", strerror(errno));
+		fetch_end(c, FE_CONNFAIL);
+		return;
+	}
+	/* A kept connection must not hold a request back behind Nagle. */
+	if (do_keepalive)
+		setsockopt(c->c_fd, IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof(one));
+	if (connect(c->c_fd, (struct sockaddr *)&u->u_sa, u->u_salen) == 0)
+		c->c_connected = 1;
+	else if (errno != EINPROGRESS) {
+		fetch_error(c, "%s", strerror(errno));
+		fetch_end(c, FE_CONNFAIL);
+		return;
+	}
+	conn_send(c);
+}
+
+/*
+ * conn_send: writes what is left of the request.  On a socket still
+ * connecting, send() says EAGAIN and we wait for writability; a refused
+ * connection shows here as the send() error.
+ */
+static void
+conn_send(struct conn *c)
+{
+	struct url	*u = c->c_url;
+	ssize_t		 n;
+
+	n = send(c->c_fd, u->u_req + c->c_woff, u->u_reqlen - c->c_woff,
+	    MSG_NOSIGNAL);
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+			conn_watch(c, EV_WRITE);
+			return;
+		}
+		if (!c->c_connected) {
+			fetch_error(c, "%s", strerror(errno));
+			fetch_end(c, FE_CONNFAIL);
+		} else if (c->c_reused && c->c_woff == 0) {
+			/* The server dropped the kept connection: redial. */
+			conn_watch(c, 0);
+			close(c->c_fd);
+			c->c_fd = -1;
+			conn_connect(c);
+		} else {
+			fetch_error(c, "send: %s", strerror(errno));
+			fetch_end(c, FE_SHORT);
+		}
+		return;
+	}
+	if (!c->c_connected) {
+		c->c_connected = 1;
+		c->c_request_us = now_us();
+	} else if (c->c_woff == 0 && c->c_reused)
+		c->c_request_us = c->c_start_us;
+	else if (c->c_woff == 0)
+		c->c_request_us = now_us();
+	c->c_woff += (size_t)n;
+	if (c->c_woff < u->u_reqlen) {
+		conn_watch(c, EV_WRITE);
+		return;
+	}
+	c->c_state = CS_HEAD;
+	conn_watch(c, EV_READ);
+}
+
+/* conn_cb: every socket event and idle timeout of a connection. */
+static void
+conn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	if (what & EV_TIMEOUT) {
+		if (c->c_state == CS_IDLE) {
+			conn_close(c);
+			return;
+		}
+		fetch_error(c, "timed out");
+		fetch_end(c, FE_TIMEOUT);
+		return;
+	}
+	switch (c->c_state) {
+	case CS_SENDING:
+		conn_send(c);
+		break;
+	case CS_HEAD:
+	case CS_BODY:
+		conn_read(c);
+		break;
+	case CS_IDLE:
+		/* The server closed (or spoke out of turn): drop it. */
+		conn_close(c);
+		break;
+	case CS_PAUSED:
+	case CS_FREE:
+		break;
+	}
+}
+
+/* conn_wake_cb: a throttle pause is over; read again. */
+static void
+conn_wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->c_state != CS_PAUSED)
+		return;
+	c->c_state = c->c_headlen > 0 || c->c_status == 0 ? CS_HEAD : CS_BODY;
+	conn_watch(c, EV_READ);
+}
+
+/*
+ * conn_read: one read (bounded work per callback), fed to the parser; ends
+ * the fetch on a complete response, EOF or error, and pauses a throttled
+ * connection that is ahead of its rate.
+ */
+static void
+conn_read(struct conn *c)
+{
+	struct timeval	tv;
+	ssize_t		n;
+	int64_t		now, due;
+	int		r;
+
+	n = recv(c->c_fd, rbuf, read_max, 0);
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+	    errno == EINTR))
+		return;
+	if (n <= 0 && c->c_reused && c->c_rbytes == 0) {
+		/* A kept connection closed under us before answering. */
+		conn_watch(c, 0);
+		close(c->c_fd);
+		c->c_fd = -1;
+		conn_connect(c);
+		return;
+	}
+	if (n == -1) {
+		fetch_error(c, "read: %s", strerror(errno));
+		fetch_end(c, FE_SHORT);
+		return;
+	}
+	if (n == 0) {
+		if (c->c_state == CS_BODY && c->c_mode == BODY_CLOSE)
+			fetch_end(c, FE_OK);
+		else {
+			fetch_error(c, "connection closed before the end of "
+			    "the response");
+			fetch_end(c, FE_SHORT);
+		}
+		return;
+	}
+	if (!c->c_did_response) {
+		c->c_did_response = 1;
+		c->c_response_us = now_us();
+	}
+	c->c_rbytes += n;
+	if ((r = conn_feed(c, rbuf, (size_t)n)) == -1) {
+		fetch_error(c, "malformed response");
+		c->c_close = 1;
+		fetch_end(c, FE_SHORT);
+		return;
+	}
+	if (r == 1) {
+		fetch_end(c, FE_OK);
+		return;
+	}
+	if (do_throttle) {
+		/* Ahead of the rate: sleep until the bytes read are due. */
+		now = now_us();
+		due = c->c_start_us +
+		    (int64_t)((double)c->c_rbytes / throttle * 1e6);
+		if (due > now) {
+			tv.tv_sec = (time_t)((due - now) / 1000000);
+			tv.tv_usec = (suseconds_t)((due - now) % 1000000);
+			c->c_state = CS_PAUSED;
+			conn_watch(c, 0);
+			evtimer_add(&c->c_wake, &tv);
+		}
+	}
+}
+
+/* body_sum: folds body bytes into the fetch's FNV-1a checksum. */
+static void
+body_sum(struct conn *c, const char *buf, size_t len)
+{
+	uint64_t	h = c->c_sum;
+	size_t		i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)buf[i];
+		h *= UINT64_C(1099511628211);
+	}
+	c->c_sum = h;
+}
+
+/*
+ * body_feed: consumes body bytes in the current framing.  Returns 1 when
+ * the body is complete, 0 for more, -1 on bad chunked framing.
+ */
+static int
+body_feed(struct conn *c, const char *buf, size_t len)
+{
+	size_t	n, data;
+	int	r;
+
+	switch (c->c_mode) {
+	case BODY_LENGTH:
+		n = (uint64_t)(c->c_clen - c->c_body) < len ?
+		    (size_t)(c->c_clen - c->c_body) : len;
+		if (do_checksum)
+			body_sum(c, buf, n);
+		c->c_body += (int64_t)n;
+		if (c->c_body == c->c_clen)
+			c->c_mode = BODY_DONE;
+		break;
+	case BODY_CHUNKED:
+		while (len > 0 && c->c_chunk.ch_state != CH_DONE) {
+			if ((r = chunk_step(&c->c_chunk, buf, len, &data)) == -1)
+				return -1;
+			if (data > 0) {
+				if (do_checksum)
+					body_sum(c, buf, data);
+				c->c_body += (int64_t)data;
+			}
+			buf += r;
+			len -= (size_t)r;
+		}
+		if (c->c_chunk.ch_state == CH_DONE)
+			c->c_mode = BODY_DONE;
+		break;
+	case BODY_CLOSE:
+		if (do_checksum)
+			body_sum(c, buf, len);
+		c->c_body += (int64_t)len;
+		break;
+	case BODY_DONE:
+		break;
+	}
+	return c->c_mode == BODY_DONE;
+}
+
+/*
+ * conn_feed: consumes len bytes read from c: the head (in place when it
+ * arrived whole, else gathered in c_head), then the body.  Returns 1 when
+ * the response is complete, 0 for more, -1 if malformed.
+ */
+static int
+conn_feed(struct conn *c, const char *buf, size_t len)
+{
+	struct head	 h;
+	const char	*hb;
+	char		*nh;
+	size_t		 end, old;
+
+	while (c->c_state == CS_HEAD) {
+		if (c->c_headlen == 0 && (end = head_end(buf, len)) > 0) {
+			hb = buf;
+			old = 0;
+		} else {
+			old = c->c_headlen;
+			if (old + len > HEAD_MAX)
+				return -1;
+			if ((nh = realloc(c->c_head, old + len)) == NULL)
+				return -1;
+			c->c_head = nh;
+			memcpy(nh + old, buf, len);
+			c->c_headlen += len;
+			if ((end = head_end(nh, c->c_headlen)) == 0)
+				return 0;
+			hb = nh;
+		}
+		if (head_parse(hb, end, &h) == -1)
+			return -1;
+		buf += end - old;
+		len -= end - old;
+		free(c->c_head);
+		c->c_head = NULL;
+		c->c_headlen = 0;
+		if (h.h_status >= 100 && h.h_status < 200) {
+			if (len == 0)
+				return 0;
+			continue;	/* interim response: the real one follows */
+		}
+		c->c_status = h.h_status;
+		if (h.h_close)
+			c->c_close = 1;
+		c->c_state = CS_BODY;
+		if (h.h_status == 204 || h.h_status == 304)
+			c->c_mode = BODY_DONE;
+		else if (h.h_chunked) {
+			c->c_mode = BODY_CHUNKED;
+			memset(&c->c_chunk, 0, sizeof(c->c_chunk));
+		} else if (h.h_clen >= 0) {
+			c->c_clen = h.h_clen;
+			c->c_mode = h.h_clen == 0 ? BODY_DONE : BODY_LENGTH;
+		} else {
+			c->c_mode = BODY_CLOSE;
+			c->c_close = 1;
+		}
+	}
+	return body_feed(c, buf, len);
+}
+
+/*
+ * fetch_start: starts one fetch of a random URL, on an idle kept-alive
+ * connection if there is one, else on a new connection.
+ */
+static void
+fetch_start(void)
+{
+	struct conn	*c;
+	struct url	*u;
+
+	u = nurls == 1 ? &urls[0] : &urls[(size_t)random() % nurls];
+	fetches_started++;
+	if ((c = idle_conns) != NULL) {
+		idle_remove(c);
+		fetch_begin(c, u);
+		c->c_reused = 1;
+		conn_send(c);
+		return;
+	}
+	if ((c = conn_new()) == NULL) {
+		fprintf(stderr, "%s: ran out of connection slots (%lld)\n",
+		    progname, max_conns);
+		fetches_started--;
+		stop();
+		return;
+	}
+	fetch_begin(c, u);
+	conn_connect(c);
+}
+
+/*
+ * fetch_end: accounts for c's fetch as the original did (every ended fetch
+ * counts, a timed-out one too), then keeps the connection for the next
+ * fetch or closes it, and starts whatever fetches are now due.
+ */
+static void
+fetch_end(struct conn *c, enum fetch_end how)
+{
+	struct url	*u = c->c_url;
+	int64_t		 d;
+
+	num_active--;
+	fetches_completed++;
+	total_bytes += c->c_body;
+	if (how == FE_CONNFAIL)
+		total_connfails++;
+	if (how == FE_TIMEOUT)
+		total_timeouts++;
+	if (c->c_connected && !c->c_reused) {
+		d = c->c_request_us - c->c_connect_us;
+		total_connect_us += d;
+		if (connects_completed == 0 || d > max_connect_us)
+			max_connect_us = d;
+		if (connects_completed == 0 || d < min_connect_us)
+			min_connect_us = d;
+		connects_completed++;
+	}
+	if (c->c_did_response) {
+		d = c->c_response_us - c->c_request_us;
+		total_response_us += d;
+		if (responses_completed == 0 || d > max_response_us)
+			max_response_us = d;
+		if (responses_completed == 0 || d < min_response_us)
+			min_response_us = d;
+		responses_completed++;
+	}
+	if (c->c_status > 0 && c->c_status < 1000)
+		status_counts[c->c_status]++;
+	if (how != FE_CONNFAIL) {
+		if (do_checksum) {
+			if (!u->u_got_sum) {
+				u->u_sum = c->c_sum;
+				u->u_got_sum = 1;
+			} else if (c->c_sum != u->u_sum) {
+				fetch_error(c, "checksum wrong");
+				total_badsums++;
+			}
+		} else {
+			if (!u->u_got_bytes) {
+				u->u_bytes = c->c_body;
+				u->u_got_bytes = 1;
+			} else if (c->c_body != u->u_bytes) {
+				fetch_error(c, "byte count wrong");
+				total_badbytes++;
+			}
+		}
+	}
+
+	if (end_fetches > 0 && fetches_completed >= end_fetches)
+		stop();
+	if (how != FE_OK || c->c_close || stopping)
+		conn_close(c);
+	else if (start_parallel > 0 &&
+	    (end_fetches == 0 || fetches_started < end_fetches)) {
+		/* Straight on to the next fetch, same connection. */
+		fetch_begin(c, nurls == 1 ? &urls[0] :
+		    &urls[(size_t)random() % nurls]);
+		fetches_started++;
+		c->c_reused = 1;
+		conn_send(c);
+		return;
+	} else if (start_rate > 0)
+		idle_push(c);
+	else
+		conn_close(c);
+	refill();
+}
+
+/*
+ * refill: with -parallel, starts fetches until N are in flight or all have
+ * been started.  Not reentrant on purpose: a fetch that fails at once ends
+ * inside fetch_start(), and the loop here, not recursion, goes on.
+ */
+static void
+refill(void)
+{
+	if (start_parallel == 0 || refilling)
+		return;
+	refilling = 1;
+	while (!stopping && num_active < start_parallel &&
+	    (end_fetches == 0 || fetches_started < end_fetches))
+		fetch_start();
+	refilling = 0;
+}
+
+/* stop: ends the run after the current callback; in-flight fetches drop. */
+static void
+stop(void)
+{
+	if (stopping)
+		return;
+	stopping = 1;
+	event_base_loopbreak(base);
+}
+
+/*
+ * rate_cb: starts every fetch that is due by now (catching up after a late
+ * wake-up, so the long-run rate holds), then sleeps until the next one.
+ */
+static void
+rate_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct timeval	 tv;
+	int64_t		 now, step;
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	now = now_us();
+	while (!stopping && rate_next_us <= now) {
+		if (end_fetches > 0 && fetches_started >= end_fetches)
+			return;
+		fetch_start();
+		step = rate_interval_us;
+		if (do_jitter)
+			step = step * 9 / 10 +
+			    (int64_t)(random() % (step / 5 + 1));
+		rate_next_us += step;
+	}
+	if (stopping)
+		return;
+	tv.tv_sec = (rate_next_us - now) / 1000000;
+	tv.tv_usec = (rate_next_us - now) % 1000000;
+	evtimer_add(rate_ev, &tv);
+}
+
+/* end_cb: -seconds is up. */
+static void
+end_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	stop();
+}
+
+/* progress_cb: the -verbose report, the original's fields. */
+static void
+progress_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	fprintf(stderr, "--- %g secs, %lld fetches started, %lld completed, "
+	    "%lld current\n", (double)(now_us() - start_us) / 1e6,
+	    fetches_started, fetches_completed, num_active);
+}
+
+/* report: prints the summary, line for line as the original. */
+static void
+report(int64_t end_us)
+{
+	double	elapsed = (double)(end_us - start_us) / 1e6;
+	int	i;
+
+	printf("%lld fetches, %lld max parallel, %g bytes, in %g seconds\n",
+	    fetches_completed, max_parallel, (double)total_bytes, elapsed);
+	if (fetches_completed > 0)
+		printf("%g mean bytes/connection\n",
+		    (double)total_bytes / (double)fetches_completed);
+	if (elapsed > 0.01)
+		printf("%g fetches/sec, %g bytes/sec\n",
+		    (double)fetches_completed / elapsed,
+		    (double)total_bytes / elapsed);
+	if (connects_completed > 0)
+		printf("msecs/connect: %g mean, %g max, %g min\n",
+		    (double)total_connect_us / (double)connects_completed / 1e3,
+		    (double)max_connect_us / 1e3,
+		    (double)min_connect_us / 1e3);
+	if (responses_completed > 0)
+		printf("msecs/first-response: %g mean, %g max, %g min\n",
+		    (double)total_response_us / (double)responses_completed /
+		    1e3, (double)max_response_us / 1e3,
+		    (double)min_response_us / 1e3);
+	if (total_timeouts != 0)
+		printf("%lld timeouts\n", total_timeouts);
+	if (total_connfails != 0)
+		printf("%lld connect failures\n", total_connfails);
+	if (do_checksum) {
+		if (total_badsums != 0)
+			printf("%lld bad checksums\n", total_badsums);
+	} else if (total_badbytes != 0)
+		printf("%lld bad byte counts\n", total_badbytes);
+	printf("HTTP response codes:\n");
+	for (i = 0; i < 1000; i++)
+		if (status_counts[i] > 0)
+			printf("  code %03d -- %lld\n", i, status_counts[i]);
+	fflush(stdout);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct event_config	*cfg;
+	struct rlimit		 rl;
+	struct timeval		 tv;
+	const char		*url_file;
+	double			 secs;
+	int			 argn, o;
+	long long		 v;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ?
+			    65536 : rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		max_conns = rl.rlim_cur == RLIM_INFINITY ?
+		    65536 : (long long)rl.rlim_cur - RESERVED_FDS;
+	} else
+		max_conns = 1024 - RESERVED_FDS;
+	if (max_conns < 1)
+		max_conns = 1;
+
+	for (argn = 1; argn < argc && argv[argn][0] == '-' &&
+	    argv[argn][1] != '\0'; argn++) {
+		const char *arg = argv[argn];
+		const char *val = argn + 1 < argc ? argv[argn + 1] : NULL;
+
+		o = opt_match(arg);
+		switch (o) {
+		case OPT_CHECKSUM:
+			do_checksum = 1;
+			continue;
+		case OPT_THROTTLE:
+			do_throttle = 1;
+			continue;
+		case OPT_VERBOSE:
+			do_verbose = 1;
+			continue;
+		case OPT_JITTER:
+			do_jitter = 1;
+			continue;
+		case OPT_KEEPALIVE:
+			do_keepalive = 1;
+			continue;
+		case OPT_HELP:
+			usage(stdout, 0);
+			break;
+		case -1:
+			fprintf(stderr, "%s: unknown option %s\n", progname,
+			    arg);
+			usage(stderr, 1);
+			break;
+		default:
+			break;
+		}
+		/* The rest take a value. */
+		if (val == NULL) {
+			fprintf(stderr, "%s: %s needs a value\n", progname, arg);
+			usage(stderr, 1);
+		}
+		argn++;
+		switch (o) {
+		case OPT_THROTTLE_N:
+			if (parse_int(val, 1, INT_MAX, &v) == -1)
+				goto badval;
+			do_throttle = 1;
+			throttle = (double)v;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_secs(val, &idle_secs) == -1)
+				goto badval;
+			break;
+		case OPT_PARALLEL:
+			if (start_rate > 0 || start_parallel > 0)
+				goto twostart;
+			if (parse_int(val, 1, LLONG_MAX, &v) == -1)
+				goto badval;
+			if (v > max_conns) {
+				fprintf(stderr, "%s: parallel may be at most "
+				    "%lld (open file limit)\n", progname,
+				    max_conns);
+				exit(1);
+			}
+			start_parallel = v;
+			break;
+		case OPT_RATE:
+			if (start_rate > 0 || start_parallel > 0)
+				goto twostart;
+			if (parse_int(val, 1, RATE_MAX, &v) == -1)
+				goto badval;
+			start_rate = v;
+			break;
+		case OPT_FETCHES:
+			if (end_fetches > 0 || end_seconds > 0)
+				goto twoend;
+			if (parse_int(val, 1, LLONG_MAX, &v) == -1)
+				goto badval;
+			end_fetches = v;
+			break;
+		case OPT_SECONDS:
+			if (end_fetches > 0 || end_seconds > 0)
+				goto twoend;
+			if (parse_secs(val, &secs) == -1)
+				goto badval;
+			end_seconds = secs;
+			break;
+		}
+		continue;
+badval:
+		fprintf(stderr, "%s: bad value for %s: %s\n", progname, arg,
+		    val);
+		exit(1);
+twostart:
+		fprintf(stderr, "%s: only one of -parallel and -rate\n",
+		    progname);
+		usage(stderr, 1);
+twoend:
+		fprintf(stderr, "%s: only one of -fetches and -seconds\n",
+		    progname);
+		usage(stderr, 1);
+	}
+	if (argn + 1 != argc) {
+		fprintf(stderr, "%s: exactly one url_file expected\n",
+		    progname);
+		usage(stderr, 1);
+	}
+	if ((start_parallel == 0 && start_rate == 0) ||
+	    (end_fetches == 0 && end_seconds == 0)) {
+		fprintf(stderr, "%s: a start and an end specifier are "
+		    "required\n", progname);
+		usage(stderr, 1);
+	}
+	if (do_jitter && start_rate == 0) {
+		fprintf(stderr, "%s: -jitter needs -rate\n", progname);
+		usage(stderr, 1);
+	}
+	url_file = argv[argn];
+	read_url_file(url_file);
+
+	signal(SIGPIPE, SIG_IGN);
+	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	read_max = RBUF_SIZE;
+	if (do_throttle && throttle / 2 < RBUF_SIZE)
+		read_max = throttle / 2 >= 1 ? (size_t)(throttle / 2) : 1;
+	if ((rbuf = malloc(RBUF_SIZE)) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return 1;
+	}
+
+	/* One thread: libevent needs no locks. */
+	if ((cfg = event_config_new()) == NULL)
+		return 1;
+	event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (base == NULL) {
+		fprintf(stderr, "%s: cannot create the event loop\n",
+		    progname);
+		return 1;
+	}
+	tv.tv_sec = (time_t)idle_secs;
+	tv.tv_usec = (suseconds_t)((idle_secs - (double)tv.tv_sec) * 1e6);
+	idle_tv = event_base_init_common_timeout(base, &tv);
+
+	start_us = now_us();
+	if (end_seconds > 0) {
+		end_ev = evtimer_new(base, end_cb, NULL);
+		tv.tv_sec = (time_t)end_seconds;
+		tv.tv_usec = (suseconds_t)((end_seconds -
+		    (double)tv.tv_sec) * 1e6);
+		evtimer_add(end_ev, &tv);
+	}
+	if (do_verbose) {
+		progress_ev = event_new(base, -1, EV_PERSIST, progress_cb,
+		    NULL);
+		tv.tv_sec = PROGRESS_SECS;
+		tv.tv_usec = 0;
+		event_add(progress_ev, &tv);
+	}
+	if (start_rate > 0) {
+		rate_ev = evtimer_new(base, rate_cb, NULL);
+		rate_interval_us = 1000000 / start_rate;
+		rate_next_us = start_us;
+		rate_cb(-1, EV_TIMEOUT, NULL);
+	} else
+		refill();
+
+	if (!stopping)
+		event_base_dispatch(base);
+	report(now_us());
+	return 0;
+}
