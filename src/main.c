@@ -3,11 +3,13 @@
  */
 #include <sys/types.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +23,14 @@
 #include "log.h"
 
 #define MAX_LISTEN	16
+#define MAX_WORKERS	64
 
 enum {
 	OPT_SOCKET_MODE = 256, OPT_MAX_CONN_REQUESTS, OPT_MAX_PARAMS,
 	OPT_MAX_BODY, OPT_MAX_SIZE, OPT_HIGH_WATER, OPT_LOW_WATER,
 	OPT_MAX_QUEUED, OPT_HEADER_TIMEOUT, OPT_IDLE_TIMEOUT,
-	OPT_WRITE_TIMEOUT, OPT_DRAIN_TIMEOUT, OPT_LOG_FILE, OPT_SYSLOG
+	OPT_WRITE_TIMEOUT, OPT_DRAIN_TIMEOUT, OPT_LOG_FILE, OPT_SYSLOG,
+	OPT_WORKERS
 };
 
 static const struct option longopts[] = {
@@ -47,6 +51,7 @@ static const struct option longopts[] = {
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN_TIMEOUT },
 	{ "log-file",		required_argument, NULL, OPT_LOG_FILE },
 	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
+	{ "workers",		required_argument, NULL, OPT_WORKERS },
 	{ "verbose",		no_argument,	   NULL, 'v' },
 	{ "quiet",		no_argument,	   NULL, 'q' },
 	{ "help",		no_argument,	   NULL, 'h' },
@@ -57,6 +62,12 @@ static const struct option longopts[] = {
 static void	usage(FILE *);
 static uint64_t	arg_size(const char *, const char *, uint64_t, uint64_t);
 static void	raise_nofile(size_t);
+static void	forward_signal(int);
+static int	run_workers(struct evfcgi_server *, struct event_base *, int);
+
+static pid_t			worker_pids[MAX_WORKERS];
+static int			nworkers;
+static volatile sig_atomic_t	parent_sig;
 
 static void
 usage(FILE *f)
@@ -96,6 +107,10 @@ usage(FILE *f)
 "      --write-timeout S     queued output with no progress; then the\n"
 "                            connection is closed (%d)\n"
 "      --drain-timeout S     after SIGTERM/SIGINT, time to finish (%d)\n"
+"\n"
+"Processes:\n"
+"      --workers N           N processes, each its own loop, sharing the\n"
+"                            listeners; /status counts per process (1)\n"
 "\n"
 "Logging and the rest:\n"
 "      --log-file PATH       append the log there (SIGHUP reopens it)\n"
@@ -182,7 +197,8 @@ main(int argc, char **argv)
 	char			 err[256], *end;
 	size_t			 nlisten = 0, i;
 	long			 mode = 0660;
-	int			 ch, level = LOG_INFO, use_syslog = 0;
+	int			 ch, level = LOG_INFO, use_syslog = 0, rc = 0;
+	int			 workers = 1;
 
 	evfcgi_limits_default(&lim);
 	while ((ch = getopt_long(argc, argv, "l:c:m:vqhV", longopts,
@@ -263,6 +279,10 @@ main(int argc, char **argv)
 		case OPT_SYSLOG:
 			use_syslog = 1;
 			break;
+		case OPT_WORKERS:
+			workers = (int)arg_size("workers", optarg, 1,
+			    MAX_WORKERS);
+			break;
 		case 'v':
 			level = level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
 			break;
@@ -316,8 +336,84 @@ main(int argc, char **argv)
 		    "listening socket\nTry 'evfcgid --help'.\n");
 		return 2;
 	}
-	evfcgi_run(srv);
+	if (workers > 1)
+		rc = run_workers(srv, base, workers);
+	else
+		evfcgi_run(srv);
 	evfcgi_server_free(srv);
 	event_base_free(base);
-	return 0;
+	return rc;
+}
+
+/* Parent's handler: passes the signal on to every worker at once. */
+static void
+forward_signal(int sig)
+{
+	int	 i;
+
+	parent_sig = sig;
+	for (i = 0; i < nworkers; i++)
+		if (worker_pids[i] > 0)
+			kill(worker_pids[i], sig);
+}
+
+/*
+ * Forks n workers that share the bound listeners, each running its own
+ * loop, and waits for them.  SIGTERM, SIGINT and SIGHUP are passed on.
+ * Returns 0 when every worker exited 0, else 1.
+ */
+static int
+run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
+{
+	struct sigaction	 sa;
+	sigset_t		 sigs, old;
+	pid_t			 pid;
+	int			 i, alive = 0, status, rc = 0;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, &old);
+	for (i = 0; i < n; i++) {
+		if ((pid = fork()) == -1)
+			fatal("fork: %s", strerror(errno));
+		if (pid == 0) {
+			if (event_reinit(base) == -1)
+				fatal("worker: cannot reinitialise the loop");
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			evfcgi_run(srv);
+			exit(0);
+		}
+		worker_pids[nworkers++] = pid;
+		alive++;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	log_info("%d workers started", n);
+	while (alive > 0) {
+		if ((pid = waitpid(-1, &status, 0)) == -1) {
+			if (errno != EINTR)
+				break;
+			/* Stop queueing connections nobody will accept. */
+			if (parent_sig == SIGTERM || parent_sig == SIGINT)
+				evfcgi_drain(srv);
+			continue;
+		}
+		for (i = 0; i < nworkers; i++)
+			if (worker_pids[i] == pid)
+				worker_pids[i] = 0;
+		alive--;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			log_warn("worker %d ended abnormally (status %d)",
+			    (int)pid, status);
+			rc = 1;
+		}
+	}
+	return rc;
 }

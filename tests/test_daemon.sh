@@ -118,4 +118,22 @@ kill -TERM "$pid"
 wait "$pid"
 check "unix socket: file removed on exit" test ! -e "$sock"
 
+# --- --workers: N processes share the listener; SIGTERM ends them all.
+start_evfcgid --workers 3
+sleep 0.3
+check "workers: 3 worker processes" test "$(pgrep -P "$EVFCGID_PID" | wc -l)" -eq 3
+for i in $(seq 12); do
+	fcgi_req "127.0.0.1:$EVFCGID_PORT" /status | grep -o '"pid":[0-9]*'
+done >"$T/pids"
+check "workers: 12 requests answered" test "$(wc -l <"$T/pids")" -eq 12
+echo "# workers: answers per process: $(sort "$T/pids" | uniq -c | tr -s ' \n' ' ')"
+kids=$(pgrep -P "$EVFCGID_PID")
+kill -TERM "$EVFCGID_PID"
+wait "$EVFCGID_PID"
+rc=$?
+check "workers: SIGTERM: exit 0 (got $rc)" test "$rc" -eq 0
+alive=0
+for k in $kids; do kill -0 "$k" 2>/dev/null && alive=$((alive + 1)); done
+check "workers: no worker left running" test "$alive" -eq 0
+
 finish
