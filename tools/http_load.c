@@ -809,6 +809,7 @@ conn_connect(struct conn *c)
 
 	c->c_connected = 0;
 	c->c_reused = 0;
+	c->c_woff = 0;		/* a redial sends the request again */
 	c->c_connect_us = now_us();
 	c->c_fd = socket(u->u_sa.ss_family,
 	    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

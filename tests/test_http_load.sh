@@ -1,0 +1,346 @@
+#!/bin/bash
+# tests/test_http_load.sh: tools/http_load against a real nginx serving
+# static files on a loopback port: counts, bytes, codes, -seconds, -rate,
+# throttling, checksums, failures; then the acceptance checks: one
+# connection per fetch within 10% of ab, -keepalive within 10% of wrk.
+source "$(dirname "$0")/lib.sh"
+
+HTTP_LOAD=$TOP/tools/http_load
+HTTP_GET=$TOP/tools/http_get
+NGINX=${NGINX:-/usr/sbin/nginx}
+
+for need in "$HTTP_LOAD" "$HTTP_GET" "$NGINX" "$TOP/tests/bin/freeport"; do
+	if [ ! -x "$need" ]; then
+		not_ok "$need is missing (make tools/http_load tools/http_get tests/bin/freeport)"
+		finish
+	fi
+done
+
+# start_nginx: static files from $T/www on 127.0.0.1:$PORT.  /chunked/
+# serves them with chunked coding (sub_filter drops Content-Length);
+# /varying answers a fixed-length body that differs every time.
+start_nginx() {
+	local user=
+	PORT=$(freeport)
+	mkdir -p "$T/nginx"
+	[ "$(id -u)" -eq 0 ] && user='user root;'
+	cat >"$T/nginx/nginx.conf" <<EOF
+daemon off;
+master_process off;
+$user
+worker_processes 1;
+worker_rlimit_nofile 8192;
+error_log $T/nginx/error.log;
+pid $T/nginx/nginx.pid;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path $T/nginx/client_body;
+	proxy_temp_path $T/nginx/proxy;
+	fastcgi_temp_path $T/nginx/fastcgi;
+	uwsgi_temp_path $T/nginx/uwsgi;
+	scgi_temp_path $T/nginx/scgi;
+	default_type application/octet-stream;
+	keepalive_requests 100000000;
+	server {
+		listen 127.0.0.1:$PORT backlog=4096;
+		root $T/www;
+		location /chunked/ {
+			alias $T/www/;
+			sub_filter 'no such text in any test file' 'x';
+			sub_filter_types *;
+		}
+		location = /varying {
+			return 200 "\$request_id\n";
+		}
+	}
+}
+EOF
+	spawn "$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log"
+	wait_port "$PORT"
+}
+
+# load ARGS...: runs http_load, summary in $OUT, stderr in $ERR, exit in $RC.
+load() {
+	OUT=$("$HTTP_LOAD" "$@" 2>"$T/stderr")
+	RC=$?
+	ERR=$(cat "$T/stderr")
+}
+# Fields of the summary in $OUT.
+fetches() { awk 'NR == 1 { print $1 }' <<<"$OUT"; }
+maxpar() { awk 'NR == 1 { print $3 }' <<<"$OUT"; }
+bytes() { awk 'NR == 1 { print $6 }' <<<"$OUT"; }
+seconds() { awk 'NR == 1 { print $9 }' <<<"$OUT"; }
+rate() { awk '/fetches\/sec/ { print $1 }' <<<"$OUT"; }
+code() { awk -v c="$1" '$1 == "code" && $2 == c { print $4 }' <<<"$OUT"; }
+# line_count TEXT: the N of the summary line "N TEXT", or 0.
+line_count() { awk -v t="$1" '{ n = $1; $1 = ""; if (substr($0, 2) == t) f = n } END { print f + 0 }' <<<"$OUT"; }
+# g N: N formatted as the summary prints byte totals (%g).
+g() { printf '%g' "$1"; }
+# urls FILE URL...: writes a URL file.
+urls() { local f=$1; shift; printf '%s\n' "$@" >"$f"; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+mkdir -p "$T/www"
+printf 'Hello World\n' >"$T/www/small"		# 12 bytes
+pattern 96256 >"$T/www/big"			# 94 KiB
+head -c 1048576 /dev/urandom >"$T/www/1m"	# 1 MiB
+if ! start_nginx; then
+	not_ok "nginx starts"
+	cat "$T/nginx/error.log" >&2
+	finish
+fi
+BASE=http://127.0.0.1:$PORT
+urls "$T/u.small" "$BASE/small"
+urls "$T/u.big" "$BASE/big"
+urls "$T/u.1m" "$BASE/1m"
+urls "$T/u.chunked" "$BASE/chunked/big"
+urls "$T/u.mix" "$BASE/small" "$BASE/no-such-file"
+SIZE404=$("$HTTP_GET" --pause 0 "$BASE/no-such-file" 2>/dev/null | tr ' ' '\n' | sed -n 's/^body=//p')
+
+# --- command line ---
+out=$("$HTTP_LOAD" --help)
+check "--help exits 0 with the usage" grep -q -- '-parallel N | -rate N' <<<"$out"
+for args in "" "-parallel 1 $T/u.small" "-fetches 1 $T/u.small" \
+	"-parallel 1 -fetches 1" "-bogus -parallel 1 -fetches 1 $T/u.small" \
+	"-parallel 0 -fetches 1 $T/u.small" "-parallel x -fetches 1 $T/u.small" \
+	"-parallel 1 -rate 1 -fetches 1 $T/u.small" \
+	"-parallel 1 -jitter -fetches 1 $T/u.small" \
+	"-parallel 1 -fetches 1 -seconds 1 $T/u.small" \
+	"-parallel 1 -fetches 1 $T/no-such-url-file"; do
+	# shellcheck disable=SC2086
+	"$HTTP_LOAD" $args >/dev/null 2>&1
+	check "exit 1 for: http_load $args" test $? -eq 1
+done
+urls "$T/u.bad" "$BASE/small" "ftp://127.0.0.1/x"
+load -parallel 1 -fetches 1 "$T/u.bad"
+check "bad URL in the file: exit 1, names the line" \
+	eval 'test $RC -eq 1 && grep -q "u.bad:2" <<<"$ERR"'
+urls "$T/u.badport" "http://127.0.0.1:70000/"
+load -parallel 1 -fetches 1 "$T/u.badport"
+check "bad port in the file: exit 1" test "$RC" -eq 1
+
+# --- counts, bytes, codes ---
+load -parallel 10 -fetches 500 "$T/u.small"
+check "-fetches 500: exactly 500 fetches, exit 0" test "$(fetches) $RC" = "500 0"
+check "-fetches 500: code 200 -- 500" test "$(code 200)" = 500
+check "-fetches 500: 6000 bytes, 12 mean bytes/connection" \
+	eval 'test "$(bytes)" = 6000 && grep -q "^12 mean bytes/connection$" <<<"$OUT"'
+check "-parallel 10: 10 max parallel" test "$(maxpar)" = 10
+check "summary has the original's lines" eval '
+	grep -Eq "^[0-9]+ fetches, [0-9]+ max parallel, [0-9.e+]+ bytes, in [0-9.e+-]+ seconds$" <<<"$OUT" &&
+	grep -Eq "^[0-9.e+]+ fetches/sec, [0-9.e+]+ bytes/sec$" <<<"$OUT" &&
+	grep -Eq "^msecs/connect: [0-9.e+-]+ mean, [0-9.e+-]+ max, [0-9.e+-]+ min$" <<<"$OUT" &&
+	grep -Eq "^msecs/first-response: [0-9.e+-]+ mean, [0-9.e+-]+ max, [0-9.e+-]+ min$" <<<"$OUT" &&
+	grep -q "^HTTP response codes:$" <<<"$OUT"'
+check "no timeouts or bad byte counts lines when there are none" \
+	eval '! grep -Eq "timeouts|bad byte|connect failures" <<<"$OUT"'
+
+load -keepalive -parallel 10 -fetches 500 "$T/u.small"
+check "-keepalive -fetches 500: exactly 500 fetches, code 200 -- 500" \
+	test "$(fetches) $(code 200) $(bytes)" = "500 500 6000"
+load --keepalive -parallel 3 -fetches 7 "$T/u.small"
+check "--keepalive (long form) accepted" test "$(fetches) $RC" = "7 0"
+
+load -p 5 -f 400 "$T/u.mix"
+n200=$(code 200)
+n404=$(code 404)
+echo "# mix: $n200 x 200, $n404 x 404 (404 body $SIZE404 bytes)"
+check "200/404 mix: the code table adds up to 400, both present" \
+	test "$((n200 + n404))" = 400 -a "$n200" -gt 0 -a "$n404" -gt 0
+check "200/404 mix: only codes 200 and 404 listed" \
+	test "$(grep -c '^  code ' <<<"$OUT")" = 2
+check "200/404 mix: bytes = 12 x n200 + $SIZE404 x n404" \
+	test "$(bytes)" = "$(g $((12 * n200 + SIZE404 * n404)))"
+check "abbreviated flags -p -f work as in the original" test "$(fetches)" = 400
+
+load -parallel 5 -fetches 5 "$T/u.big"
+check "94 KiB x 5: 481280 bytes, 96256 mean" \
+	eval 'test "$(bytes)" = 481280 && grep -q "^96256 mean bytes/connection$" <<<"$OUT"'
+load -parallel 4 -fetches 8 "$T/u.1m"
+check "1 MiB x 8: $(g $((8 * 1048576))) bytes, no bad byte counts" \
+	eval 'test "$(bytes)" = "$(g $((8 * 1048576)))" && ! grep -q bad <<<"$OUT"'
+load -parallel 4 -fetches 20 "$T/u.chunked"
+check "chunked 94 KiB x 20: decoded bytes $(g $((20 * 96256))), no bad counts" \
+	eval 'test "$(fetches) $(bytes)" = "20 $(g $((20 * 96256)))" && ! grep -q bad <<<"$OUT"'
+load -keepalive -parallel 4 -fetches 20 "$T/u.chunked"
+check "chunked with -keepalive: decoded bytes $(g $((20 * 96256)))" \
+	eval 'test "$(fetches) $(bytes)" = "20 $(g $((20 * 96256)))" && ! grep -q bad <<<"$OUT"'
+
+load -parallel 1000 -fetches 3000 "$T/u.small"
+check "-parallel 1000: 3000 fetches, 1000 max parallel, all 200" \
+	test "$(fetches) $(maxpar) $(code 200)" = "3000 1000 3000"
+load -keepalive -parallel 1000 -fetches 5000 "$T/u.small"
+check "-keepalive -parallel 1000: 5000 fetches, 1000 max parallel, all 200" \
+	test "$(fetches) $(maxpar) $(code 200)" = "5000 1000 5000"
+
+# --- checksums ---
+urls "$T/u.varying" "$BASE/varying"
+load -parallel 1 -fetches 10 "$T/u.varying"
+check "varying body of fixed length: no bad byte counts" \
+	eval 'test "$(fetches)" = 10 && ! grep -q bad <<<"$OUT"'
+load -checksum -parallel 1 -fetches 10 "$T/u.varying"
+check "-checksum: varying body gives 9 bad checksums" \
+	test "$(line_count 'bad checksums')" = 9
+load -checksum -parallel 3 -fetches 30 "$T/u.1m"
+check "-checksum: identical 1 MiB bodies give no bad checksums" \
+	eval 'test "$(fetches)" = 30 && ! grep -q bad <<<"$OUT"'
+
+# --- time: -seconds, -rate, throttling ---
+t0=$(now_ms)
+load -parallel 5 -seconds 2 "$T/u.small"
+wall=$(( $(now_ms) - t0 ))
+echo "# -seconds 2: $(fetches) fetches in $(seconds) s, wall $wall ms"
+check "-seconds 2: stops by itself at 2 s" \
+	awk -v s="$(seconds)" -v w="$wall" 'BEGIN { exit !(s >= 1.99 && s < 2.2 && w < 3000) }'
+check "-seconds 2: fetches made" test "$(fetches)" -gt 100
+t0=$(now_ms)
+load -Throttle 100000 -parallel 3 -seconds 1.5 "$T/u.1m"
+wall=$(( $(now_ms) - t0 ))
+check "-seconds with 10 s fetches in flight: stops at 1.5 s, abandoned fetches not counted" \
+	test "$(fetches) $(maxpar)" = "0 3" -a "$wall" -lt 2500
+
+load -rate 50 -seconds 2 "$T/u.small"
+echo "# -rate 50 -seconds 2: $(fetches) fetches, $(rate) fetches/sec"
+check "-rate 50 for 2 s: 95..101 fetches" test "$(fetches)" -ge 95 -a "$(fetches)" -le 101
+load -rate 100 -jitter -keepalive -seconds 1 "$T/u.small"
+check "-rate 100 -jitter -keepalive for 1 s: 90..110 fetches" \
+	test "$(fetches)" -ge 90 -a "$(fetches)" -le 110
+t0=$(now_ms)
+load -rate 100 -fetches 50 "$T/u.small"
+wall=$(( $(now_ms) - t0 ))
+check "-rate 100 -fetches 50: exactly 50 fetches in about 0.5 s ($wall ms)" \
+	test "$(fetches)" = 50 -a "$wall" -ge 450 -a "$wall" -lt 1500
+
+t0=$(now_ms)
+load -Throttle 500000 -parallel 2 -fetches 2 "$T/u.1m"
+wall=$(( $(now_ms) - t0 ))
+echo "# -Throttle 500000 on 1 MiB: $wall ms"
+check "-Throttle 500000 (bytes/s): 1 MiB takes 1.5..3.5 s, bytes intact" \
+	test "$wall" -ge 1500 -a "$wall" -lt 3500 -a "$(bytes)" = "$(g $((2 * 1048576)))"
+t0=$(now_ms)
+load -throttle -parallel 2 -fetches 2 "$T/u.small"
+check "-throttle (modem) on a small file: quick and complete" \
+	test "$(fetches) $(code 200)" = "2 2" -a $(( $(now_ms) - t0 )) -lt 1500
+load -verbose -parallel 2 -fetches 20 "$T/u.small"
+check "-verbose runs" test "$(fetches) $RC" = "20 0"
+
+# --- failures ---
+DEAD=$(freeport)
+urls "$T/u.dead" "http://127.0.0.1:$DEAD/"
+load -parallel 2 -fetches 10 "$T/u.dead"
+check "refused port: 10 fetches, 10 connect failures, exit 0" \
+	test "$(fetches) $(line_count 'connect failures') $RC" = "10 10 0"
+check "refused port: errors on stderr" grep -q 'refused' <<<"$ERR"
+# Hand-made servers (perl-base is on every Debian): "silent" accepts and
+# never answers; "dribble" reads a request, sends a chunked "hello world"
+# (extension, trailer) one byte every 2 ms, and closes.
+FAKE_SERVER='
+	my ($port, $mode) = @ARGV;
+	$SIG{PIPE} = "IGNORE";
+	my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+	    LocalPort => $port, Listen => 64, ReuseAddr => 1) or die "$!";
+	my @held;
+	while (my $c = $s->accept) {
+		if ($mode eq "silent") { push @held, $c; next; }
+		my $req = "";
+		while ($req !~ /\r?\n\r?\n/) {
+			my $n = sysread($c, $req, 4096, length $req);
+			last unless $n;
+		}
+		if ($req !~ /\r?\n\r?\n/) { close $c; next; }	# a port probe
+		setsockopt($c, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1);
+		for my $ch (split //, "HTTP/1.1 200 OK\r\n" .
+		    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n" .
+		    "6;ext=1\r\n world\r\n0\r\nX-Trailer: x\r\n\r\n") {
+			syswrite($c, $ch);
+			select(undef, undef, undef, 0.002);
+		}
+		close $c;
+	}'
+SILENT=$(freeport)
+spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$SILENT" silent
+DRIBBLE=$(freeport)
+spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$DRIBBLE" dribble
+wait_port "$SILENT" && wait_port "$DRIBBLE"
+urls "$T/u.dribble" "http://127.0.0.1:$DRIBBLE/"
+load -checksum -parallel 2 -fetches 4 "$T/u.dribble"
+check "chunked response dribbled a byte at a time: 4 fetches, 44 bytes, no bad checksums" \
+	eval 'test "$(fetches) $(bytes) $(code 200)" = "4 44 4" && ! grep -q bad <<<"$OUT"'
+load -keepalive -parallel 1 -fetches 3 "$T/u.dribble"
+check "-keepalive on a server that closes after each response: redials, 3 fetches, 33 bytes" \
+	test "$(fetches) $(bytes) $(code 200)" = "3 33 3"
+urls "$T/u.silent" "http://127.0.0.1:$SILENT/"
+t0=$(now_ms)
+load -timeout 1 -parallel 2 -fetches 2 "$T/u.silent"
+wall=$(( $(now_ms) - t0 ))
+check "server that never answers: -timeout 1 gives 2 timeouts in ~1 s ($wall ms)" \
+	test "$(fetches) $(line_count timeouts)" = "2 2" -a "$wall" -lt 3000
+
+# --- acceptance: same URL, same parallelism, against ab and wrk ---
+# This machine is shared and switches between speed regimes for seconds at
+# a time, which moves every tool alike.  So each round runs the tools back
+# to back (order rotating) and yields a ratio; after one discarded warm-up
+# round the median of the per-round ratios is held to 10% either way.
+N=10
+ROUNDS=7
+URL=$BASE/small
+hl_rate() { "$HTTP_LOAD" "$@" -parallel $N -seconds 1 "$T/u.small" | awk '/fetches\/sec/ { print $1 }'; }
+ab_rate() { ab -q -c $N -t 1 -n 100000000 "$URL" 2>/dev/null | awk '/^Requests per second/ { print $4 }'; }
+wrk_rate() { wrk -t"$1" -c$N -d1s "$URL" | awk '/^Requests\/sec/ { print $2 }'; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.3f", (a > 0 && b > 0 ? a / b : 0)) }'; }
+within10() { awk -v r="$1" 'BEGIN { exit !(r >= 0.9 && r <= 1.1) }'; }
+
+if command -v ab >/dev/null; then
+	hl_rate >/dev/null
+	ab_rate >/dev/null
+	H= A= R=
+	for ((r = 1; r <= ROUNDS; r++)); do
+		if ((r % 2)); then
+			h=$(hl_rate)
+			a=$(ab_rate)
+		else
+			a=$(ab_rate)
+			h=$(hl_rate)
+		fi
+		H="$H $h" A="$A $a" R="$R $(ratio "$h" "$a")"
+	done
+	rm=$(median <<<"$R")
+	echo "# one connection per fetch: http_load -parallel $N vs ab -c $N, $ROUNDS rounds of 1 s"
+	echo "#   http_load fetches/sec: $H (median $(median <<<"$H"))"
+	echo "#   ab requests/sec:       $A (median $(median <<<"$A"))"
+	echo "#   per-round ratios:      $R (median $rm)"
+	check "http_load (connection per fetch) within 10% of ab -c $N (ratio $rm)" within10 "$rm"
+else
+	not_ok "ab (apache2-utils) is installed"
+fi
+
+if command -v wrk >/dev/null; then
+	hl_rate -keepalive >/dev/null
+	wrk_rate 1 >/dev/null
+	K= W1= W2= R1= R2=
+	for ((r = 1; r <= ROUNDS; r++)); do
+		case $((r % 3)) in
+		0) k=$(hl_rate -keepalive); w1=$(wrk_rate 1); w2=$(wrk_rate 2) ;;
+		1) w1=$(wrk_rate 1); w2=$(wrk_rate 2); k=$(hl_rate -keepalive) ;;
+		2) w2=$(wrk_rate 2); k=$(hl_rate -keepalive); w1=$(wrk_rate 1) ;;
+		esac
+		K="$K $k" W1="$W1 $w1" W2="$W2 $w2"
+		R1="$R1 $(ratio "$k" "$w1")" R2="$R2 $(ratio "$k" "$w2")"
+	done
+	r1=$(median <<<"$R1")
+	r2=$(median <<<"$R2")
+	echo "# keep-alive: http_load -keepalive -parallel $N vs wrk -c $N, $ROUNDS rounds of 1 s"
+	echo "#   http_load fetches/sec: $K (median $(median <<<"$K"))"
+	echo "#   wrk -t1 requests/sec:  $W1 (median $(median <<<"$W1"))"
+	echo "#   wrk -t2 requests/sec:  $W2 (median $(median <<<"$W2"))"
+	echo "#   ratios to wrk -t1:     $R1 (median $r1)"
+	echo "#   ratios to wrk -t2:     $R2 (median $r2)"
+	check "http_load -keepalive within 10% of wrk -t1 -c $N (ratio $r1)" within10 "$r1"
+	check "http_load -keepalive within 10% of wrk -t2 -c $N (ratio $r2)" within10 "$r2"
+else
+	not_ok "wrk is installed"
+fi
+
+finish
