@@ -121,11 +121,11 @@ load -parallel 1 -fetches 1 "$T/u.badport"
 check "bad port in the file: exit 1" test "$RC" -eq 1
 
 # --- counts, bytes, codes ---
-load -parallel 10 -fetches 500 "$T/u.small"
-check "-fetches 500: exactly 500 fetches, exit 0" test "$(fetches) $RC" = "500 0"
-check "-fetches 500: code 200 -- 500" test "$(code 200)" = 500
-check "-fetches 500: 6000 bytes, 12 mean bytes/connection" \
-	eval 'test "$(bytes)" = 6000 && grep -q "^12 mean bytes/connection$" <<<"$OUT"'
+load -parallel 10 -fetches 1000 "$T/u.small"
+check "-fetches 1000: exactly 1000 fetches, exit 0" test "$(fetches) $RC" = "1000 0"
+check "-fetches 1000: code 200 -- 1000" test "$(code 200)" = 1000
+check "-fetches 1000: 12000 bytes, 12 mean bytes/connection" \
+	eval 'test "$(bytes)" = 12000 && grep -q "^12 mean bytes/connection$" <<<"$OUT"'
 check "-parallel 10: 10 max parallel" test "$(maxpar)" = 10
 check "summary has the original's lines" eval '
 	grep -Eq "^[0-9]+ fetches, [0-9]+ max parallel, [0-9.e+]+ bytes, in [0-9.e+-]+ seconds$" <<<"$OUT" &&

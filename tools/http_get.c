@@ -551,7 +551,7 @@ connect_url(const struct url *u, int rcvbuf, int *eff, const char **why)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_ADDRCONFIG;
+	/* No AI_ADDRCONFIG: a host with only loopback must still resolve. */
 	if (u->u_v6)
 		hints.ai_flags = AI_NUMERICHOST;
 	if ((gai = getaddrinfo(u->u_host, u->u_port, &hints, &res)) != 0) {

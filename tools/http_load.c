@@ -189,7 +189,7 @@ static size_t		 nurls;
 
 static struct event_base *base;
 static const struct timeval *idle_tv;	/* libevent common timeout */
-static struct event	*rate_ev, *end_ev, *progress_ev;
+static struct event	*rate_ev;
 static int64_t		 rate_next_us, rate_interval_us;
 static char		*rbuf;
 static size_t		 read_max;
@@ -390,7 +390,8 @@ url_load(struct url *u, const char *s, const char **why)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = v6 ? AI_NUMERICHOST : AI_ADDRCONFIG;
+	/* No AI_ADDRCONFIG: a host with only loopback must still resolve. */
+	hints.ai_flags = v6 ? AI_NUMERICHOST : 0;
 	if ((gai = getaddrinfo(host, port, &hints, &res)) != 0) {
 		*why = gai_strerror(gai);
 		return -1;
@@ -1355,6 +1356,7 @@ int
 main(int argc, char **argv)
 {
 	struct event_config	*cfg;
+	struct event		*end_ev = NULL, *progress_ev = NULL;
 	struct rlimit		 rl;
 	struct timeval		 tv;
 	const char		*url_file;
@@ -1544,5 +1546,11 @@ twoend:
 	if (!stopping)
 		event_base_dispatch(base);
 	report(now_us());
+	if (end_ev != NULL)
+		event_free(end_ev);
+	if (progress_ev != NULL)
+		event_free(progress_ev);
+	if (rate_ev != NULL)
+		event_free(rate_ev);
 	return 0;
 }
