@@ -1,0 +1,246 @@
+# tests/frontends.sh: runnable copies of nginx.conf.example and
+# lighttpd.conf.example, for the tests and tools/slow-client-experiment.
+# Source it after tests/lib.sh (it uses spawn, wait_port and wait_file).
+#
+# A copy is the example with its own marked values replaced (port,
+# backend, pid, logs, temp paths), so the examples stay the one source of
+# truth: when a value the generator looks for is missing from an example,
+# generation fails and says which.  Everything a front end writes stays in
+# its DIR.
+#
+#   nginx_conf DIR PORT BACKENDS [VARIANT...]   writes DIR/nginx.conf
+#   start_nginx DIR                             starts it; sets NGINX_PID
+#   lighttpd_conf DIR PORT BACKEND [VARIANT...] writes DIR/lighttpd.conf
+#   start_lighttpd DIR                          starts it; sets LIGHTTPD_PID
+#   frontend_start NAME DIR PORT BACKEND        both steps by name;
+#                                               sets FRONTEND_PID
+#
+# Backends are written as for evfcgid --listen: HOST:PORT, [V6]:PORT,
+# unix:/path.  Any FastCGI server will do (tools/blocking_fcgid too).
+
+FE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NGINX_EXAMPLE=$FE_TOP/nginx.conf.example
+LIGHTTPD_EXAMPLE=$FE_TOP/lighttpd.conf.example
+NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+LIGHTTPD=${LIGHTTPD:-$(command -v lighttpd || echo /usr/sbin/lighttpd)}
+
+# fe_rewrite EXAMPLE OUT RULES: copies EXAMPLE to OUT, replacing each line
+# whose text (after its indentation) starts with a rule's prefix by the
+# rule's replacement, indented alike.  RULES holds one rule per line,
+# "prefix<TAB>replacement"; "\n" in a replacement starts a new line, an
+# empty replacement deletes the line.  Fails, naming the prefix, when a
+# rule matched no line: the example changed under the generator.
+fe_rewrite() {
+	awk -v rules="$3" -v example="$1" '
+	BEGIN {
+		FS = "\t"
+		while ((getline line < rules) > 0) {
+			i = index(line, "\t")
+			n++
+			pre[n] = substr(line, 1, i - 1)
+			rep[n] = substr(line, i + 1)
+			hits[n] = 0
+		}
+		close(rules)
+	}
+	{
+		match($0, /^[ \t]*/)
+		indent = substr($0, 1, RLENGTH)
+		text = substr($0, RLENGTH + 1)
+		for (r = 1; r <= n; r++) {
+			if (substr(text, 1, length(pre[r])) != pre[r])
+				continue
+			hits[r]++
+			if (rep[r] == "")
+				next
+			k = split(rep[r], parts, /\\n/)
+			for (j = 1; j <= k; j++)
+				print indent parts[j]
+			next
+		}
+		print
+	}
+	END {
+		bad = 0
+		for (r = 1; r <= n; r++)
+			if (hits[r] == 0) {
+				printf "frontends.sh: %s has no line starting with \"%s\"\n",
+				    example, pre[r] > "/dev/stderr"
+				bad = 1
+			}
+		exit bad
+	}' "$1" >"$2"
+}
+
+# nginx_conf DIR PORT BACKENDS [VARIANT...]: writes DIR/nginx.conf, the
+# example listening on 127.0.0.1:PORT in the foreground, with pid, logs and
+# all five temp paths in DIR, the workers as root when started as root
+# (else, as nobody, they could not write DIR), and an upstream server per
+# comma-separated address in BACKENDS.  Variants:
+#   buffered     fastcgi_buffering on (nginx's default: spools to temp files)
+#   notemp       fastcgi_buffering on with fastcgi_max_temp_file_size 0
+#   nosndbuf     no sndbuf=64k on the listen line (the kernel autotunes)
+#   workers=N    worker_processes N instead of auto
+#   keepalive=N  upstream keepalive N (0 removes it: a connection per request)
+# Returns non-zero, saying why, on an unknown variant or a changed example.
+nginx_conf() {
+	local dir=$1 port=$2 backends=$3 v b rules
+	local buffering="fastcgi_buffering off;" listen="sndbuf=64k" workers="" keepalive="" list
+	shift 3
+	for v in "$@"; do
+		case $v in
+		buffered) buffering="fastcgi_buffering on;" ;;
+		notemp) buffering='fastcgi_buffering on;\nfastcgi_max_temp_file_size 0;' ;;
+		nosndbuf) listen="" ;;
+		workers=*) workers=${v#workers=} ;;
+		keepalive=*) keepalive=${v#keepalive=} ;;
+		*) echo "nginx_conf: unknown variant '$v'" >&2; return 2 ;;
+		esac
+	done
+	mkdir -p "$dir"/client_body "$dir"/proxy "$dir"/fastcgi "$dir"/uwsgi "$dir"/scgi || return 1
+	local servers="" top="daemon off;"
+	IFS=, read -ra list <<<"$backends"
+	for b in "${list[@]}"; do
+		servers+="${servers:+\\n}server $b;"
+	done
+	[ "$(id -u)" -eq 0 ] && top+='\nuser root;'
+	local temps="client_body_temp_path $dir/client_body;\\nproxy_temp_path $dir/proxy;"
+	temps+="\\nfastcgi_temp_path $dir/fastcgi;\\nuwsgi_temp_path $dir/uwsgi;\\nscgi_temp_path $dir/scgi;"
+	rules=$dir/nginx.rules
+	{
+		printf '%s\t%s\n' "#user www-data;" "$top"
+		printf '%s\t%s\n' "pid /run/nginx-evfcgid.pid;" "pid $dir/nginx.pid;"
+		printf '%s\t%s\n' "error_log /var/log/nginx/evfcgid.error.log" "error_log $dir/error.log warn;"
+		printf '%s\t%s\n' "access_log /var/log/nginx/evfcgid.access.log;" "access_log $dir/access.log;\\n$temps"
+		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=64k;" "listen 127.0.0.1:$port${listen:+ $listen};"
+		printf '%s\t%s\n' "server 127.0.0.1:9000;" "$servers"
+		printf '%s\t%s\n' "fastcgi_buffering off;" "$buffering"
+		[ -n "$workers" ] && printf '%s\t%s\n' "worker_processes auto;" "worker_processes $workers;"
+		if [ "$keepalive" = 0 ]; then
+			printf '%s\t%s\n' "keepalive 32;" ""
+			printf '%s\t%s\n' "keepalive_timeout 50s;" ""
+		elif [ -n "$keepalive" ]; then
+			printf '%s\t%s\n' "keepalive 32;" "keepalive $keepalive;"
+		fi
+	} >"$rules"
+	fe_rewrite "$NGINX_EXAMPLE" "$dir/nginx.conf" "$rules" || return 1
+	echo "$port" >"$dir/port"
+}
+
+# start_nginx DIR: checks and starts nginx on DIR/nginx.conf, waits until
+# its port accepts; sets NGINX_PID (the master, stopped on exit).  On
+# failure prints nginx's complaint and returns non-zero.
+start_nginx() {
+	local dir=$1
+	if ! "$NGINX" -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" 2>"$dir/check.err"; then
+		sed 's/^/# nginx: /' "$dir/check.err" >&2
+		return 1
+	fi
+	spawn "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" 2>>"$dir/stderr"
+	NGINX_PID=$SPAWNED
+	if ! wait_port "$(cat "$dir/port")" 10 || ! kill -0 "$NGINX_PID" 2>/dev/null; then
+		tail -n 5 "$dir/error.log" "$dir/stderr" 2>/dev/null | sed 's/^/# nginx: /' >&2
+		return 1
+	fi
+}
+
+# lighttpd_conf DIR PORT BACKEND [VARIANT...]: writes DIR/lighttpd.conf,
+# the example listening on 127.0.0.1:PORT with pid, logs, upload dir and
+# document root in DIR.  BACKEND is one address (HOST:PORT, [V6]:PORT,
+# unix:/path: the example's first way), or "spawn:COMMAND [ARGS]": the
+# second way, lighttpd starts COMMAND itself by bin-path with a listening
+# unix socket (DIR/backend.sock-0) on its fd 0.  Variants:
+#   stream=N     server.stream-response-body N instead of 2 (0, 1: buffer all)
+# Returns non-zero, saying why, on an unknown variant or a changed example.
+lighttpd_conf() {
+	local dir=$1 port=$2 backend=$3 v rules stream=2
+	shift 3
+	for v in "$@"; do
+		case $v in
+		stream=[012]) stream=${v#stream=} ;;
+		*) echo "lighttpd_conf: unknown variant '$v'" >&2; return 2 ;;
+		esac
+	done
+	mkdir -p "$dir/www" "$dir/uploads" || return 1
+	rules=$dir/lighttpd.rules
+	{
+		printf '%s\t%s\n' 'server.port = 8080' "server.port = $port"
+		printf '%s\t%s\n' 'server.document-root = ' "server.document-root = \"$dir/www\""
+		printf '%s\t%s\n' 'server.pid-file = ' "server.pid-file = \"$dir/lighttpd.pid\""
+		printf '%s\t%s\n' 'server.errorlog = ' "server.errorlog = \"$dir/error.log\""
+		printf '%s\t%s\n' 'accesslog.filename = ' "accesslog.filename = \"$dir/access.log\""
+		printf '%s\t%s\n' 'server.upload-dirs = ' "server.upload-dirs = ( \"$dir/uploads\" )"
+		printf '%s\t%s\n' 'server.stream-response-body = 2' "server.stream-response-body = $stream"
+		case $backend in
+		spawn:*)
+			printf '%s\t%s\n' '"socket" => "/run/lighttpd/evfcgid.sock",' "\"socket\" => \"$dir/backend.sock\","
+			printf '%s\t%s\n' '"bin-path" => "/usr/local/bin/evfcgid",' "\"bin-path\" => \"${backend#spawn:}\","
+			printf '%s\t%s\n' 'fastcgi.server = ( "/" => ( var.evfcgid_tcp ) )' \
+			    'fastcgi.server = ( "/" => ( var.evfcgid_spawn ) )'
+			;;
+		unix:*)
+			printf '%s\t%s\n' '"host" => "127.0.0.1",' "\"socket\" => \"${backend#unix:}\","
+			printf '%s\t%s\n' '"port" => 9000,' ""
+			;;
+		\[*\]:*)
+			local h=${backend%:*}
+			h=${h#\[}
+			printf '%s\t%s\n' '"host" => "127.0.0.1",' "\"host\" => \"${h%]}\","
+			printf '%s\t%s\n' '"port" => 9000,' "\"port\" => ${backend##*:},"
+			;;
+		*:*)
+			printf '%s\t%s\n' '"host" => "127.0.0.1",' "\"host\" => \"${backend%:*}\","
+			printf '%s\t%s\n' '"port" => 9000,' "\"port\" => ${backend##*:},"
+			;;
+		*) echo "lighttpd_conf: bad backend '$backend'" >&2; return 2 ;;
+		esac
+	} >"$rules"
+	fe_rewrite "$LIGHTTPD_EXAMPLE" "$dir/lighttpd.conf" "$rules" || return 1
+	echo "$port" >"$dir/port"
+}
+
+# start_lighttpd DIR: checks and starts lighttpd on DIR/lighttpd.conf in
+# the foreground (-D), waits until its port accepts; sets LIGHTTPD_PID
+# (stopped on exit; lighttpd stops a backend it spawned).  On failure
+# prints lighttpd's complaint and returns non-zero.
+start_lighttpd() {
+	local dir=$1
+	if ! "$LIGHTTPD" -tt -f "$dir/lighttpd.conf" >"$dir/check.err" 2>&1; then
+		sed 's/^/# lighttpd: /' "$dir/check.err" >&2
+		return 1
+	fi
+	spawn "$LIGHTTPD" -D -f "$dir/lighttpd.conf" 2>>"$dir/stderr"
+	LIGHTTPD_PID=$SPAWNED
+	if ! wait_port "$(cat "$dir/port")" 10 || ! kill -0 "$LIGHTTPD_PID" 2>/dev/null; then
+		tail -n 5 "$dir/error.log" "$dir/stderr" 2>/dev/null | sed 's/^/# lighttpd: /' >&2
+		return 1
+	fi
+}
+
+# frontend_start NAME DIR PORT BACKEND: writes and starts a front end by
+# name; sets FRONTEND_PID.  NAME is nginx or lighttpd, optionally followed
+# by variants joined with "-": nginx-buffered, nginx-notemp,
+# nginx-nosndbuf, nginx-buffered-nosndbuf, lighttpd-stream0,
+# lighttpd-stream1 ...  BACKEND as for nginx_conf / lighttpd_conf.
+frontend_start() {
+	local name=$1 dir=$2 port=$3 backend=$4 v parts
+	local -a variants=()
+	IFS=- read -ra parts <<<"$name"
+	for v in "${parts[@]:1}"; do
+		case $v in
+		stream[012]) variants+=("stream=${v#stream}") ;;
+		*) variants+=("$v") ;;
+		esac
+	done
+	case ${parts[0]} in
+	nginx)
+		nginx_conf "$dir" "$port" "$backend" "${variants[@]}" && start_nginx "$dir" &&
+			FRONTEND_PID=$NGINX_PID
+		;;
+	lighttpd)
+		lighttpd_conf "$dir" "$port" "$backend" "${variants[@]}" && start_lighttpd "$dir" &&
+			FRONTEND_PID=$LIGHTTPD_PID
+		;;
+	*) echo "frontend_start: unknown front end '$name'" >&2; return 2 ;;
+	esac
+}
