@@ -99,6 +99,13 @@ if start_fe "three backends" "$A,unix:$sock,[::1]:$p3"; then
 	wait "$NGINX_PID" 2>/dev/null
 fi
 
+# sndbuf_of PORT: the send buffer (skmem tb) of the server side of
+# established connections from 127.0.0.1:PORT, largest first.
+sndbuf_of() {
+	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
+		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
+}
+
 # --- The variants the experiment runs serve the same bytes.
 pattern 1048579 >"$T/exp.1m"
 head -c 1048576 /dev/urandom >"$T/in.1m"
@@ -108,6 +115,15 @@ for v in buffered notemp nosndbuf; do
 		http_check "nginx-$v: /size?1048579" "$URL/size?1048579" 200 "$T/exp.1m"
 		http_check "nginx-$v: /stream?1048579" "$URL/stream?1048579" 200 "$T/exp.1m"
 		http_check "nginx-$v: POST /echo 1 MiB" "$URL/echo" 200 "$T/in.1m" "" "$T/in.1m"
+		if [ "$v" = nosndbuf ] && command -v ss >/dev/null; then
+			curl -s -o /dev/null --limit-rate 64k --max-time 3 "$URL/stream?16777216" &
+			c=$!
+			sleep 1.5
+			echo "# nginx-nosndbuf: the kernel send buffer towards a slow client grew to" \
+				"$(sndbuf_of "${URL##*:}") bytes (tcp_wmem max $(awk '{ print $3 }' /proc/sys/net/ipv4/tcp_wmem))"
+			kill "$c" 2>/dev/null
+			wait "$c" 2>/dev/null
+		fi
 		kill "$NGINX_PID"
 		wait "$NGINX_PID" 2>/dev/null
 	fi
@@ -141,13 +157,6 @@ slow_client() {
 	PIDS+=("$SLOW_PID")
 }
 
-# sndbuf_of PORT: the send buffer (skmem tb) of the server side of
-# established connections from 127.0.0.1:PORT, largest first.
-sndbuf_of() {
-	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
-		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
-}
-
 start_evfcgid
 B=127.0.0.1:$EVFCGID_PORT
 hw=$(status_of "$B" high_water)
@@ -175,14 +184,15 @@ fi
 
 if start_fe "buffered backpressure" "$B" buffered; then
 	slow_client "$URL/stream?67108864"
-	done_=""
+	done_="" reading=""
 	for ((i = 0; i < 100; i++)); do
 		sleep 0.1
-		if [ "$(status_of "$B" requests_active)" = 1 ]; then done_=$i; break; fi
+		if [ "$(status_of "$B" requests_active)" = 1 ]; then done_=$i; reading=$(kill -0 "$SLOW_PID" 2>/dev/null && echo 1); break; fi
 	done
 	echo "# buffering on (nginx's default), slow client: the daemon was done within $(( ${done_:-100} * 100 + 100 )) ms"
 	check "buffering on (control): nginx spooled the 64 MiB and the daemon is done within 10 s" \
 		test -n "$done_"
+	check "buffering on (control): meanwhile the client is still reading" test -n "$reading"
 	kill "$SLOW_PID" 2>/dev/null
 	kill "$NGINX_PID"
 	wait "$NGINX_PID" 2>/dev/null
