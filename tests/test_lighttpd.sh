@@ -154,7 +154,11 @@ for s in 0 1; do
 		done_="" reading=""
 		for ((i = 0; i < 100; i++)); do
 			sleep 0.1
-			if [ "$(status_of "$B" requests_active)" = 1 ]; then done_=$i; reading=$(kill -0 "$SLOW_PID" 2>/dev/null && echo 1); break; fi
+			if [ "$(status_of "$B" requests_active)" = 1 ]; then
+			done_=$i
+			kill -0 "$SLOW_PID" 2>/dev/null && reading=1
+			break
+		fi
 		done
 		echo "# stream-response-body $s, slow client: the daemon was done within $(( ${done_:-100} * 100 + 100 )) ms"
 		check "stream-response-body $s (control): lighttpd took the 64 MiB, the daemon is done within 10 s" \

@@ -145,7 +145,7 @@ fi
 
 # --- Backpressure.  A client reading 64 MiB at 64 KiB/s: with
 # fastcgi_buffering off (the example) evfcgid is still producing two
-# seconds later, its socket to nginx stalled at the high watermark; with
+# seconds later, holding no more than about its high watermark; with
 # nginx's default buffering, nginx has taken the whole answer into a temp
 # file and the daemon is done.  The listen sndbuf is checked on the same
 # connection: the kernel reports twice the size asked for.
@@ -187,7 +187,11 @@ if start_fe "buffered backpressure" "$B" buffered; then
 	done_="" reading=""
 	for ((i = 0; i < 100; i++)); do
 		sleep 0.1
-		if [ "$(status_of "$B" requests_active)" = 1 ]; then done_=$i; reading=$(kill -0 "$SLOW_PID" 2>/dev/null && echo 1); break; fi
+		if [ "$(status_of "$B" requests_active)" = 1 ]; then
+			done_=$i
+			kill -0 "$SLOW_PID" 2>/dev/null && reading=1
+			break
+		fi
 	done
 	echo "# buffering on (nginx's default), slow client: the daemon was done within $(( ${done_:-100} * 100 + 100 )) ms"
 	check "buffering on (control): nginx spooled the 64 MiB and the daemon is done within 10 s" \
