@@ -211,7 +211,7 @@ int
 conn_stalled(const struct conn *c)
 {
 	return c->c_bev != NULL && evbuffer_get_length(
-	    bufferevent_get_output(c->c_bev)) >= c->c_srv->srv_lim.high_water;
+	    bufferevent_get_output(c->c_bev)) > c->c_srv->srv_lim.low_water;
 }
 
 /* Keeps the server's count of queued output exact as buffers change. */
@@ -413,6 +413,7 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 	r->r_id = id;
 	r->r_keep = flags & FCGI_KEEP_CONN;
 	r->r_state = REQ_PARAMS;
+	event_base_gettimeofday_cached(srv->srv_base, &r->r_begun);
 	for (i = 0; c->c_reqs[i] != NULL; i++)
 		;
 	c->c_reqs[i] = r;
@@ -554,9 +555,10 @@ conn_find(struct conn *c, uint16_t id)
 }
 
 /*
- * Arms the one timer a connection needs now: a fixed deadline while a
- * request's PARAMS are incomplete, an idle timeout (restarted by every read)
- * while input is awaited, none while only the application or the output is
+ * Arms the one timer a connection needs now: the deadline of the oldest
+ * request whose PARAMS are incomplete (each request has its own, counted
+ * from its BEGIN_REQUEST), an idle timeout (restarted by every read) while
+ * input is awaited, none while only the application or the output is
  * pending (the bufferevent's write timeout watches the output).
  */
 static void
@@ -564,7 +566,8 @@ conn_timer_update(struct conn *c)
 {
 	const struct evfcgi_limits	*lim = &c->c_srv->srv_lim;
 	enum conn_timer			 want = TIMER_NONE;
-	struct timeval			 tv = { 0, 0 };
+	struct timeval			 tv = { 0, 0 }, now, due;
+	const struct timeval		*oldest = NULL;
 	size_t				 i;
 	int				 awaiting = 0;
 
@@ -572,25 +575,33 @@ conn_timer_update(struct conn *c)
 		if (c->c_reqs[i] == NULL)
 			continue;
 		if (c->c_reqs[i]->r_state == REQ_PARAMS) {
-			want = TIMER_HEADER;
-			break;
-		}
-		if (c->c_reqs[i]->r_state != REQ_HANDLER)
+			if (oldest == NULL ||
+			    timercmp(&c->c_reqs[i]->r_begun, oldest, <))
+				oldest = &c->c_reqs[i]->r_begun;
+		} else if (c->c_reqs[i]->r_state != REQ_HANDLER)
 			awaiting = 1;
 	}
-	if (want == TIMER_NONE && c->c_state == CONN_READING &&
+	if (oldest != NULL)
+		want = TIMER_HEADER;
+	else if (c->c_state == CONN_READING &&
 	    (awaiting || (c->c_nreqs == 0 &&
 	    evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0)))
 		want = TIMER_IDLE;
-	if (want == TIMER_HEADER && c->c_timer_kind == TIMER_HEADER)
-		return;
 	c->c_timer_kind = want;
 	if (want == TIMER_NONE) {
 		evtimer_del(c->c_timer);
 		return;
 	}
-	tv.tv_sec = want == TIMER_HEADER ? lim->header_timeout :
-	    lim->idle_timeout;
+	if (want == TIMER_HEADER) {
+		tv.tv_sec = lim->header_timeout;
+		timeradd(oldest, &tv, &due);
+		event_base_gettimeofday_cached(c->c_srv->srv_base, &now);
+		if (timercmp(&due, &now, >))
+			timersub(&due, &now, &tv);
+		else
+			timerclear(&tv);
+	} else
+		tv.tv_sec = lim->idle_timeout;
 	evtimer_add(c->c_timer, &tv);
 }
 

@@ -45,6 +45,7 @@ struct evfcgi_req {
 	uint16_t		 r_id;
 	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
 	enum req_state		 r_state;
+	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
 	int			 r_reject;	/* status to answer, 0: none */
 	struct evbuffer		*r_params;	/* raw PARAMS until complete */
 	struct param		*r_pv;		/* parsed, NUL-ended */
@@ -97,7 +98,11 @@ void		 conn_pump(struct conn *c);
 /* Closes at once if nothing is in flight, else after the last request. */
 void		 conn_drain(struct conn *c);
 
-/* Whether the connection's output is above its high watermark. */
+/*
+ * Whether the connection waits on its peer: output above the low mark, so
+ * no producer runs until the peer reads it down.  (Above the high mark only
+ * for an instant: libevent hands the kernel what fits right after a pump.)
+ */
 int		 conn_stalled(const struct conn *c);
 
 #endif /* CONN_H */

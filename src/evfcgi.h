@@ -45,7 +45,7 @@ struct evfcgi_stats {
 	uint64_t	requests_active;
 	uint64_t	bytes_queued;		/* output waiting in all sockets */
 	uint64_t	peak_bytes_queued;
-	uint64_t	stalled;		/* sockets above the high mark */
+	uint64_t	stalled;		/* sockets waiting above the low mark */
 	uint64_t	overloaded;		/* answered FCGI_OVERLOADED or 503 */
 	uint64_t	rejected;		/* answered 413 or 431 */
 	uint64_t	aborted;		/* ABORT_REQUEST or peer gone */

@@ -812,6 +812,47 @@ START_TEST(header_timeout_closes)
 }
 END_TEST
 
+/*
+ * Each request's PARAMS have their own deadline: a connection that keeps
+ * starting new requests while older ones complete is not cut at the first
+ * one's deadline, and the late one is still cut at its own.
+ */
+START_TEST(header_timeout_per_request)
+{
+	struct peer	*p;
+	uint8_t		 params[2048];
+	size_t		 n;
+	double		 t0;
+
+	lim.header_timeout = 1;
+	start();
+	p = peer_new();
+	t0 = now_s();
+	n = encode_params(params, sizeof(params), "/hello", 0);
+	send_begin(p, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_record(p, FCGI_PARAMS, 1, params, 5);
+	run_for(0.6);
+	/* Request 1 completes; request 2 starts its PARAMS at 0.6 s. */
+	send_record(p, FCGI_PARAMS, 1, params + 5, n - 5);
+	send_record(p, FCGI_PARAMS, 1, NULL, 0);
+	send_record(p, FCGI_STDIN, 1, NULL, 0);
+	send_begin(p, 2, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_record(p, FCGI_PARAMS, 2, params, 5);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	run_for(1.3 - (now_s() - t0));
+	/* Past request 1's deadline: still open, since request 1 is done. */
+	ck_assert(!p->eof);
+	ck_assert_uint_eq(stats().connections, 1);
+	/* Request 2's own deadline (1.6 s) closes it. */
+	ck_assert(RUN_UNTIL(p, p->eof, 3));
+	ck_assert(now_s() - t0 >= 1.5);
+	ck_assert(!p->r[2].ended);
+	ck_assert_uint_eq(stats().closed_on_error, 1);
+	peer_free(p);
+}
+END_TEST
+
 START_TEST(write_timeout_closes)
 {
 	struct peer	*p;
@@ -883,6 +924,7 @@ conn_suite(void)
 	tcase_add_test(tc, params_too_large_431);
 	tcase_add_test(tc, body_too_large_413);
 	tcase_add_test(tc, header_timeout_closes);
+	tcase_add_test(tc, header_timeout_per_request);
 	tcase_add_test(tc, write_timeout_closes);
 	tcase_add_test(tc, idle_timeout_closes);
 	suite_add_tcase(s, tc);
