@@ -3,45 +3,13 @@
  * valid input is fed from the end of a buffer that touches an unmapped
  * page, so a read past the end faults even without sanitizers.
  */
-#include <sys/mman.h>
-
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fcgi_proto.h"
-
-static uint8_t	*guard_base;
-static size_t	 guard_page;
-
-/* Copies len bytes so that they end exactly at an unmapped page. */
-static const uint8_t *
-at_guard(const void *data, size_t len)
-{
-	uint8_t	*end = guard_base + guard_page * 4;
-
-	ck_assert_uint_le(len, guard_page * 4);
-	memcpy(end - len, data, len);
-	return end - len;
-}
-
-static void
-guard_setup(void)
-{
-	guard_page = (size_t)sysconf(_SC_PAGESIZE);
-	guard_base = mmap(NULL, guard_page * 5, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert_ptr_ne(guard_base, MAP_FAILED);
-	ck_assert_int_eq(mprotect(guard_base + guard_page * 4, guard_page,
-	    PROT_NONE), 0);
-}
-
-static void
-guard_teardown(void)
-{
-	munmap(guard_base, guard_page * 5);
-}
+#include "tests/guard.h"
 
 /* A STDOUT record of 5 content bytes and 3 padding bytes. */
 static size_t

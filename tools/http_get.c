@@ -16,7 +16,6 @@
 
 #include <netinet/in.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -26,11 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
-#define URL_MAX		4096
+#include "http_parse.h"
+#include "toolutil.h"
+
 #define HEAD_MAX	65536		/* largest response head accepted */
 #define READ_SIZE_MAX	(16 * 1024 * 1024)
 
@@ -40,30 +40,6 @@ enum {
 	EXIT_FETCH = 1,
 	EXIT_USAGE = 2,
 	EXIT_TIMEOUT = 3
-};
-
-struct url {
-	char	 u_host[256];		/* without the brackets of an IPv6 literal */
-	char	 u_port[8];
-	char	 u_path[URL_MAX];	/* origin-form request target */
-	int	 u_v6;
-};
-
-/* Incremental chunked transfer-coding decoder. */
-enum chunk_state {
-	CH_SIZE,		/* hex digits of a chunk size */
-	CH_EXT,			/* chunk extension, skipped to LF */
-	CH_DATA,		/* ch_left data bytes to go */
-	CH_DATA_END,		/* CRLF after data */
-	CH_TRAILER_BOL,		/* start of a trailer line (empty: done) */
-	CH_TRAILER,		/* inside a trailer line */
-	CH_DONE
-};
-
-struct chunk {
-	enum chunk_state	 ch_state;
-	uint64_t		 ch_left;
-	int			 ch_digits;
 };
 
 enum body_mode {
@@ -89,23 +65,11 @@ struct fetch {
 	int		 f_outerr;
 };
 
-struct head {
-	int		 h_status;
-	int64_t		 h_clen;	/* -1: absent */
-	int		 h_chunked;
-};
-
 static void	 usage(FILE *, int);
-static int	 parse_num(const char *, long long, long long, long long *);
-static int	 parse_secs(const char *, double *);
-static int	 url_parse(const char *, struct url *, const char **);
-static size_t	 head_end(const char *, size_t);
-static int	 head_parse(const char *, size_t, struct head *);
-static int	 chunk_step(struct chunk *, const char *, size_t, size_t *);
 static int	 fetch_feed(struct fetch *, const char *, size_t);
 static int	 body_feed(struct fetch *, const char *, size_t);
 static void	 body_out(struct fetch *, const char *, size_t);
-static int	 connect_url(const struct url *, int, int *, const char **);
+static int	 connect_url(const struct http_url *, int, int *, const char **);
 static int	 send_all(int, const char *, size_t);
 static double	 now_ms(void);
 static void	 on_alarm(int);
@@ -115,6 +79,19 @@ static void	 pause_ms(long);
 static const char *progname = "http_get";
 static volatile sig_atomic_t timed_out;
 static volatile sig_atomic_t alarm_fd = -1;
+
+/* Why a URL was refused, by enum http_url_err. */
+static const char *const url_errs[] = {
+	[URL_OK] = "no error",
+	[URL_TOO_LONG] = "URL too long",
+	[URL_SPACE] = "URL contains white space or control characters",
+	[URL_SCHEME] = "only http:// URLs are supported",
+	[URL_BRACKET] = "unterminated [IPv6] host",
+	[URL_HOST] = "empty or too long host",
+	[URL_USERINFO] = "user information in URLs is not supported",
+	[URL_PORT] = "bad port",
+	[URL_JUNK] = "junk after host"
+};
 
 static const struct option longopts[] = {
 	{ "rcvbuf",	required_argument,	NULL, 'b' },
@@ -158,280 +135,6 @@ usage(FILE *fp, int status)
 ">= 400, short body, malformed response or I/O error; 2 bad usage or URL;\n"
 "3 time limit exceeded.\n", progname);
 	exit(status);
-}
-
-/*
- * parse_num: parses a whole decimal integer in [min, max] into *out.
- * Returns 0, or -1 if s is not such a number.
- */
-static int
-parse_num(const char *s, long long min, long long max, long long *out)
-{
-	char		*end;
-	long long	 v;
-
-	if (*s == '\0' || isspace((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* parse_secs: a positive number of seconds, fractions allowed; 0 or -1. */
-static int
-parse_secs(const char *s, double *out)
-{
-	char	*end;
-	double	 v;
-
-	if (*s == '\0' || isspace((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || *end != '\0' || !(v > 0) || v > 1e6)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/*
- * url_parse: splits "http://HOST[:PORT][/PATH]" into u.  Returns 0, or -1
- * with *why naming the problem (a static string).
- */
-static int
-url_parse(const char *s, struct url *u, const char **why)
-{
-	const char	*p, *h, *he;
-	size_t		 hl;
-	long long	 port;
-
-	memset(u, 0, sizeof(*u));
-	if (strlen(s) >= URL_MAX) {
-		*why = "URL too long";
-		return -1;
-	}
-	for (p = s; *p != '\0'; p++)
-		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)) {
-			*why = "URL contains white space or control characters";
-			return -1;
-		}
-	if (strncasecmp(s, "http://", 7) != 0) {
-		*why = "only http:// URLs are supported";
-		return -1;
-	}
-	p = s + 7;
-	if (*p == '[') {
-		h = p + 1;
-		if ((he = strchr(h, ']')) == NULL) {
-			*why = "unterminated [IPv6] host";
-			return -1;
-		}
-		p = he + 1;
-		u->u_v6 = 1;
-	} else {
-		h = p;
-		he = p + strcspn(p, ":/?#");
-		p = he;
-	}
-	hl = (size_t)(he - h);
-	if (hl == 0 || hl >= sizeof(u->u_host)) {
-		*why = "empty or too long host";
-		return -1;
-	}
-	if (memchr(h, '@', hl) != NULL) {
-		*why = "user information in URLs is not supported";
-		return -1;
-	}
-	memcpy(u->u_host, h, hl);
-	u->u_host[hl] = '\0';
-	if (*p == ':') {
-		const char *ps = ++p;
-		char num[8];
-
-		p += strcspn(p, "/?#");
-		if (p - ps == 0 || p - ps >= (long)sizeof(num)) {
-			*why = "bad port";
-			return -1;
-		}
-		memcpy(num, ps, (size_t)(p - ps));
-		num[p - ps] = '\0';
-		if (parse_num(num, 1, 65535, &port) == -1) {
-			*why = "bad port";
-			return -1;
-		}
-		snprintf(u->u_port, sizeof(u->u_port), "%lld", port);
-	} else if (*p != '\0' && *p != '/' && *p != '?' && *p != '#') {
-		*why = "junk after host";
-		return -1;
-	} else
-		strcpy(u->u_port, "80");
-	/* The fragment is never sent; a bare "?q" gets the root path. */
-	hl = strcspn(p, "#");
-	if (hl == 0 || *p != '/')
-		snprintf(u->u_path, sizeof(u->u_path), "/%.*s", (int)hl, p);
-	else
-		snprintf(u->u_path, sizeof(u->u_path), "%.*s", (int)hl, p);
-	return 0;
-}
-
-/*
- * head_end: length of the response head in buf up to and including the
- * empty line that ends it (CRLF or bare LF), or 0 if it is not complete.
- */
-static size_t
-head_end(const char *buf, size_t len)
-{
-	const char	*p = buf, *end = buf + len, *nl;
-
-	while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-		if (nl + 1 < end && nl[1] == '\n')
-			return (size_t)(nl + 2 - buf);
-		if (nl + 2 < end && nl[1] == '\r' && nl[2] == '\n')
-			return (size_t)(nl + 3 - buf);
-		p = nl + 1;
-	}
-	return 0;
-}
-
-/*
- * head_parse: reads the status line and the headers that frame the body
- * from a complete head of len bytes.  Returns 0, or -1 if malformed.
- */
-static int
-head_parse(const char *buf, size_t len, struct head *h)
-{
-	const char	*p = buf, *end = buf + len, *eol, *v;
-	size_t		 n;
-	int		 i;
-
-	h->h_status = 0;
-	h->h_clen = -1;
-	h->h_chunked = 0;
-	if (len < 12 || strncmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ')
-		return -1;
-	for (i = 9; i < 12; i++) {
-		if (!isdigit((unsigned char)buf[i]))
-			return -1;
-		h->h_status = h->h_status * 10 + (buf[i] - '0');
-	}
-	if ((eol = memchr(p, '\n', len)) == NULL)
-		return -1;
-	for (p = eol + 1; p < end; p = eol + 1) {
-		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			break;
-		n = (size_t)(eol - p);
-		if (n >= 15 && strncasecmp(p, "Content-Length:", 15) == 0) {
-			uint64_t cl = 0;
-			int digits = 0;
-
-			for (v = p + 15; v < eol && (*v == ' ' || *v == '\t'); v++)
-				;
-			for (; v < eol && isdigit((unsigned char)*v); v++) {
-				if (cl > (UINT64_C(1) << 53))
-					return -1;
-				cl = cl * 10 + (uint64_t)(*v - '0');
-				digits++;
-			}
-			for (; v < eol && isspace((unsigned char)*v); v++)
-				;
-			if (digits == 0 || v != eol)
-				return -1;
-			if (h->h_clen != -1 && (uint64_t)h->h_clen != cl)
-				return -1;
-			h->h_clen = (int64_t)cl;
-		} else if (n >= 18 &&
-		    strncasecmp(p, "Transfer-Encoding:", 18) == 0) {
-			/* Chunked must be the last coding; look for it anywhere. */
-			for (v = p + 18; v + 7 <= eol; v++)
-				if (strncasecmp(v, "chunked", 7) == 0)
-					h->h_chunked = 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * chunk_step: advances the chunked decoder over buf.  Returns the number of
- * bytes consumed and sets *data: when *data is non-zero the consumed bytes
- * are body data (all of them), else framing.  Returns -1 on bad framing.
- * Stop calling once ch_state is CH_DONE.
- */
-static int
-chunk_step(struct chunk *ch, const char *buf, size_t len, size_t *data)
-{
-	size_t	i;
-	int	c, d;
-
-	*data = 0;
-	if (ch->ch_state == CH_DATA) {
-		*data = len < ch->ch_left ? len : (size_t)ch->ch_left;
-		if (*data > INT_MAX)
-			*data = INT_MAX;
-		ch->ch_left -= *data;
-		if (ch->ch_left == 0)
-			ch->ch_state = CH_DATA_END;
-		return (int)*data;
-	}
-	for (i = 0; i < len && i < INT_MAX; i++) {
-		c = (unsigned char)buf[i];
-		switch (ch->ch_state) {
-		case CH_SIZE:
-			if (isxdigit(c)) {
-				d = isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
-				if (ch->ch_left > (UINT64_C(1) << 48))
-					return -1;
-				ch->ch_left = ch->ch_left * 16 + (uint64_t)d;
-				ch->ch_digits++;
-			} else if (ch->ch_digits == 0)
-				return -1;
-			else if (c == '\n') {
-				ch->ch_state = ch->ch_left == 0 ?
-				    CH_TRAILER_BOL : CH_DATA;
-				ch->ch_digits = 0;
-				if (ch->ch_state == CH_DATA)
-					return (int)i + 1;
-			} else if (c == ';' || c == ' ' || c == '\t' ||
-			    c == '\r')
-				ch->ch_state = CH_EXT;
-			else
-				return -1;
-			break;
-		case CH_EXT:
-			if (c == '\n') {
-				ch->ch_state = ch->ch_left == 0 ?
-				    CH_TRAILER_BOL : CH_DATA;
-				ch->ch_digits = 0;
-				if (ch->ch_state == CH_DATA)
-					return (int)i + 1;
-			}
-			break;
-		case CH_DATA_END:
-			if (c == '\n')
-				ch->ch_state = CH_SIZE;
-			else if (c != '\r')
-				return -1;
-			break;
-		case CH_TRAILER_BOL:
-			if (c == '\n') {
-				ch->ch_state = CH_DONE;
-				return (int)i + 1;
-			}
-			if (c != '\r')
-				ch->ch_state = CH_TRAILER;
-			break;
-		case CH_TRAILER:
-			if (c == '\n')
-				ch->ch_state = CH_TRAILER_BOL;
-			break;
-		case CH_DATA:
-		case CH_DONE:
-			return (int)i;
-		}
-	}
-	return (int)i;
 }
 
 /* body_out: hands decoded body bytes to the output file, if any. */
@@ -491,7 +194,7 @@ body_feed(struct fetch *f, const char *buf, size_t len)
 static int
 fetch_feed(struct fetch *f, const char *buf, size_t len)
 {
-	struct head	 h;
+	struct http_head h;
 	size_t		 end, old, rest;
 
 	while (f->f_mode == BODY_NONE && len > 0) {
@@ -542,10 +245,11 @@ fetch_feed(struct fetch *f, const char *buf, size_t len)
  * socket and the effective buffer size in *eff, or -1 with *why set.
  */
 static int
-connect_url(const struct url *u, int rcvbuf, int *eff, const char **why)
+connect_url(const struct http_url *u, int rcvbuf, int *eff, const char **why)
 {
 	struct addrinfo	 hints, *res, *ai;
 	socklen_t	 sl;
+	char		 port[8];
 	int		 fd = -1, gai, err = 0;
 
 	memset(&hints, 0, sizeof(hints));
@@ -554,7 +258,8 @@ connect_url(const struct url *u, int rcvbuf, int *eff, const char **why)
 	/* No AI_ADDRCONFIG: a host with only loopback must still resolve. */
 	if (u->u_v6)
 		hints.ai_flags = AI_NUMERICHOST;
-	if ((gai = getaddrinfo(u->u_host, u->u_port, &hints, &res)) != 0) {
+	snprintf(port, sizeof(port), "%d", u->u_port);
+	if ((gai = getaddrinfo(u->u_host, port, &hints, &res)) != 0) {
 		*why = gai_strerror(gai);
 		return -1;
 	}
@@ -609,14 +314,11 @@ send_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* now_ms: monotonic clock in milliseconds. */
+/* now_ms: the monotonic clock in milliseconds. */
 static double
 now_ms(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (double)now_us() / 1e3;
 }
 
 /*
@@ -646,8 +348,7 @@ start_timer(double secs)
 	if (sigaction(SIGALRM, &sa, NULL) == -1)
 		return -1;
 	memset(&it, 0, sizeof(it));
-	it.it_value.tv_sec = (time_t)secs;
-	it.it_value.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6);
+	it.it_value = secs_tv(secs);
 	if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
 		it.it_value.tv_usec = 1;
 	return setitimer(ITIMER_REAL, &it, NULL);
@@ -668,21 +369,22 @@ pause_ms(long ms)
 int
 main(int argc, char **argv)
 {
-	struct url	 u;
+	struct http_url	 u;
 	struct fetch	 f;
 	const char	*why, *result = "ok", *outpath = NULL;
-	char		*rbuf, req[URL_MAX + 1024], hosthdr[300];
+	char		*rbuf, req[HTTP_URL_MAX + 1024], hosthdr[300];
 	long long	 v, rcvbuf = 512, rsize = 512, pause = 1000;
 	double		 limit = 0, t0, tconn = -1, treq = -1, tfirst = -1, tend;
 	ssize_t		 n;
 	size_t		 reqlen;
+	enum http_url_err uerr;
 	int		 ch, quiet = 0, eff = -1, status = EXIT_OK, rc;
 
 	while ((ch = getopt_long(argc, argv, "b:r:p:t:o:qh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'b':
-			if (parse_num(optarg, 0, INT_MAX / 2, &v) == -1) {
+			if (parse_int(optarg, 0, INT_MAX / 2, &v) == -1) {
 				fprintf(stderr, "%s: --rcvbuf: not a byte "
 				    "count: %s\n", progname, optarg);
 				return EXIT_USAGE;
@@ -690,7 +392,7 @@ main(int argc, char **argv)
 			rcvbuf = v;
 			break;
 		case 'r':
-			if (parse_num(optarg, 1, READ_SIZE_MAX, &v) == -1) {
+			if (parse_int(optarg, 1, READ_SIZE_MAX, &v) == -1) {
 				fprintf(stderr, "%s: --read-size: not a byte "
 				    "count in 1..%d: %s\n", progname,
 				    READ_SIZE_MAX, optarg);
@@ -699,7 +401,7 @@ main(int argc, char **argv)
 			rsize = v;
 			break;
 		case 'p':
-			if (parse_num(optarg, 0, 3600000, &v) == -1) {
+			if (parse_int(optarg, 0, 3600000, &v) == -1) {
 				fprintf(stderr, "%s: --pause: not a number of "
 				    "milliseconds: %s\n", progname, optarg);
 				return EXIT_USAGE;
@@ -707,7 +409,7 @@ main(int argc, char **argv)
 			pause = v;
 			break;
 		case 't':
-			if (parse_secs(optarg, &limit) == -1) {
+			if (parse_secs(optarg, 1e6, &limit) == -1) {
 				fprintf(stderr, "%s: --time-limit: not a "
 				    "positive number of seconds: %s\n",
 				    progname, optarg);
@@ -731,9 +433,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: exactly one URL expected\n", progname);
 		usage(stderr, EXIT_USAGE);
 	}
-	if (url_parse(argv[optind], &u, &why) == -1) {
+	if ((uerr = http_url_parse(argv[optind], &u)) != URL_OK) {
 		fprintf(stderr, "%s: bad URL %s: %s\n", progname, argv[optind],
-		    why);
+		    url_errs[uerr]);
 		return EXIT_USAGE;
 	}
 
@@ -752,13 +454,7 @@ main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 
-	if (u.u_v6)
-		snprintf(hosthdr, sizeof(hosthdr), "[%s]", u.u_host);
-	else
-		snprintf(hosthdr, sizeof(hosthdr), "%s", u.u_host);
-	if (strcmp(u.u_port, "80") != 0)
-		snprintf(hosthdr + strlen(hosthdr),
-		    sizeof(hosthdr) - strlen(hosthdr), ":%s", u.u_port);
+	http_host_header(&u, hosthdr, sizeof(hosthdr));
 	rc = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n"
 	    "User-Agent: evfcgid-http_get\r\nAccept: */*\r\n"
 	    "Connection: close\r\n\r\n", u.u_path, hosthdr);
@@ -779,7 +475,7 @@ main(int argc, char **argv)
 			result = "connect_error";
 			status = EXIT_FETCH;
 		}
-		fprintf(stderr, "%s: connect to %s port %s: %s\n", progname,
+		fprintf(stderr, "%s: connect to %s port %d: %s\n", progname,
 		    u.u_host, u.u_port, why);
 		goto done;
 	}

@@ -16,7 +16,6 @@
  * requests, and a response that arrives in one read is parsed in place.
  */
 #include <sys/types.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -32,19 +31,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
+#include "http_parse.h"
+#include "toolutil.h"
+
 #define THROTTLE_MODEM	3360		/* 33.6 kbit/s at 10 bits a byte */
 #define IDLE_SECS	60		/* default -timeout */
 #define PROGRESS_SECS	60		/* -verbose report interval */
 #define RESERVED_FDS	10		/* descriptors never used for fetches */
 #define RATE_MAX	100000
-#define URL_MAX		4096
 #define HEAD_MAX	65536		/* largest response head accepted */
 #define RBUF_SIZE	(128 * 1024)	/* one read at most */
 #define ERRORS_SHOWN	20		/* per-fetch errors printed without -verbose */
@@ -61,35 +61,11 @@ struct url {
 	uint64_t		 u_sum;
 };
 
-/* Incremental chunked transfer-coding decoder. */
-enum chunk_state {
-	CH_SIZE,		/* hex digits of a chunk size */
-	CH_EXT,			/* chunk extension, skipped to LF */
-	CH_DATA,		/* ch_left data bytes to go */
-	CH_DATA_END,		/* CRLF after data */
-	CH_TRAILER_BOL,		/* start of a trailer line (empty: done) */
-	CH_TRAILER,		/* inside a trailer line */
-	CH_DONE
-};
-
-struct chunk {
-	enum chunk_state	 ch_state;
-	uint64_t		 ch_left;
-	int			 ch_digits;
-};
-
 enum body_mode {
 	BODY_LENGTH,		/* Content-Length */
 	BODY_CHUNKED,
 	BODY_CLOSE,		/* delimited by the server closing */
 	BODY_DONE
-};
-
-struct head {
-	int		 h_status;
-	int64_t		 h_clen;	/* -1: absent */
-	int		 h_chunked;
-	int		 h_close;	/* the server will not keep the connection */
 };
 
 enum conn_state {
@@ -141,14 +117,8 @@ struct conn {
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static int	 opt_match(const char *);
-static int	 parse_int(const char *, long long, long long, long long *);
-static int	 parse_secs(const char *, double *);
 static void	 read_url_file(const char *);
 static int	 url_load(struct url *, const char *, const char **);
-static size_t	 head_end(const char *, size_t);
-static int	 head_parse(const char *, size_t, struct head *);
-static int	 chunk_step(struct chunk *, const char *, size_t, size_t *);
-static int64_t	 now_us(void);
 static void	 fetch_error(struct conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static struct conn *conn_new(void);
@@ -211,6 +181,19 @@ static long long	 total_timeouts, total_badbytes, total_badsums;
 static long long	 total_connfails;
 static long long	 status_counts[1000];
 static long long	 errors_shown;
+
+/* Why a URL was refused, by enum http_url_err. */
+static const char *const url_errs[] = {
+	[URL_OK] = "no error",
+	[URL_TOO_LONG] = "URL too long",
+	[URL_SPACE] = "white space or control characters in URL",
+	[URL_SCHEME] = "unknown protocol (only http:// is supported)",
+	[URL_BRACKET] = "unterminated [IPv6] host",
+	[URL_HOST] = "bad host",
+	[URL_USERINFO] = "bad host",
+	[URL_PORT] = "bad port",
+	[URL_JUNK] = "junk after host"
+};
 
 /* The options, in the order the original tried its prefixes. */
 enum {
@@ -275,43 +258,6 @@ opt_match(const char *arg)
 }
 
 /*
- * parse_int: a whole decimal integer in [min, max] into *out.  Returns 0,
- * or -1 if s is not one.
- */
-static int
-parse_int(const char *s, long long min, long long max, long long *out)
-{
-	char		*end;
-	long long	 v;
-
-	if (*s == '\0' || isspace((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* parse_secs: a positive number of seconds, fractions allowed; 0 or -1. */
-static int
-parse_secs(const char *s, double *out)
-{
-	char	*end;
-	double	 v;
-
-	if (*s == '\0' || isspace((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || *end != '\0' || !(v > 0) || v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/*
  * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST (IPv4 first,
  * as the original) and formats the request once.  Returns 0, or -1 with
  * *why set to a static reason.
@@ -319,95 +265,24 @@ parse_secs(const char *s, double *out)
 static int
 url_load(struct url *u, const char *s, const char **why)
 {
-	struct addrinfo	 hints, *res, *ai, *pick;
-	const char	*p, *h, *he, *ps;
-	char		 host[256], port[8], hosthdr[300], path[URL_MAX + 2];
-	size_t		 hl;
-	long long	 portnum = 80;
-	int		 v6 = 0, gai, n;
+	struct http_url		 hu;
+	enum http_url_err	 err;
+	char			 port[8], hosthdr[300];
+	int			 n;
 
 	memset(u, 0, sizeof(*u));
-	if (strlen(s) >= URL_MAX) {
-		*why = "URL too long";
+	if ((err = http_url_parse(s, &hu)) != URL_OK) {
+		*why = url_errs[err];
 		return -1;
 	}
-	for (p = s; *p != '\0'; p++)
-		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)) {
-			*why = "white space or control characters in URL";
-			return -1;
-		}
-	if (strncasecmp(s, "http://", 7) != 0) {
-		*why = "unknown protocol (only http:// is supported)";
+	http_host_header(&hu, hosthdr, sizeof(hosthdr));
+	snprintf(port, sizeof(port), "%d", hu.u_port);
+	if (resolve_v4_first(hu.u_host, port, hu.u_v6 ? AI_NUMERICHOST : 0,
+	    &u->u_sa, &u->u_salen, why) == -1)
 		return -1;
-	}
-	p = s + 7;
-	if (*p == '[') {
-		h = p + 1;
-		if ((he = strchr(h, ']')) == NULL) {
-			*why = "unterminated [IPv6] host";
-			return -1;
-		}
-		p = he + 1;
-		v6 = 1;
-	} else {
-		h = p;
-		he = p + strcspn(p, ":/?#");
-		p = he;
-	}
-	hl = (size_t)(he - h);
-	if (hl == 0 || hl >= sizeof(host) || memchr(h, '@', hl) != NULL) {
-		*why = "bad host";
-		return -1;
-	}
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	if (*p == ':') {
-		ps = ++p;
-		p += strcspn(p, "/?#");
-		if (p - ps == 0 || p - ps >= (long)sizeof(port)) {
-			*why = "bad port";
-			return -1;
-		}
-		memcpy(port, ps, (size_t)(p - ps));
-		port[p - ps] = '\0';
-		if (parse_int(port, 1, 65535, &portnum) == -1) {
-			*why = "bad port";
-			return -1;
-		}
-	} else if (*p != '\0' && *p != '/' && *p != '?' && *p != '#') {
-		*why = "junk after host";
-		return -1;
-	}
-	snprintf(port, sizeof(port), "%lld", portnum);
-	hl = strcspn(p, "#");
-	snprintf(path, sizeof(path), "%s%.*s", *p == '/' ? "" : "/",
-	    (int)hl, p);
-	snprintf(hosthdr, sizeof(hosthdr), v6 ? "[%s]" : "%s", host);
-	if (portnum != 80)
-		snprintf(hosthdr + strlen(hosthdr),
-		    sizeof(hosthdr) - strlen(hosthdr), ":%lld", portnum);
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	/* No AI_ADDRCONFIG: a host with only loopback must still resolve. */
-	hints.ai_flags = v6 ? AI_NUMERICHOST : 0;
-	if ((gai = getaddrinfo(host, port, &hints, &res)) != 0) {
-		*why = gai_strerror(gai);
-		return -1;
-	}
-	pick = res;
-	for (ai = res; ai != NULL; ai = ai->ai_next)
-		if (ai->ai_family == AF_INET) {
-			pick = ai;
-			break;
-		}
-	memcpy(&u->u_sa, pick->ai_addr, pick->ai_addrlen);
-	u->u_salen = pick->ai_addrlen;
-	freeaddrinfo(res);
 
 	n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n"
-	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", path, hosthdr,
+	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", hu.u_path, hosthdr,
 	    do_keepalive ? "" : "Connection: close\r\n");
 	if ((u->u_req = malloc((size_t)n + 1)) == NULL ||
 	    (u->u_str = strdup(s)) == NULL) {
@@ -415,7 +290,7 @@ url_load(struct url *u, const char *s, const char **why)
 		return -1;
 	}
 	snprintf(u->u_req, (size_t)n + 1, "GET %s HTTP/1.1\r\nHost: %s\r\n"
-	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", path, hosthdr,
+	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", hu.u_path, hosthdr,
 	    do_keepalive ? "" : "Connection: close\r\n");
 	u->u_reqlen = (size_t)n;
 	return 0;
@@ -429,7 +304,7 @@ static void
 read_url_file(const char *path)
 {
 	FILE		*fp;
-	char		 line[URL_MAX + 2];
+	char		 line[HTTP_URL_MAX + 2];
 	const char	*why;
 	size_t		 len, cap = 0, lineno = 0;
 	struct url	*nu;
@@ -477,183 +352,6 @@ read_url_file(const char *path)
 		fprintf(stderr, "%s: %s: no URLs\n", progname, path);
 		exit(1);
 	}
-}
-
-/*
- * head_end: length of the response head in buf up to and including the
- * empty line that ends it (CRLF or bare LF), or 0 if it is not complete.
- */
-static size_t
-head_end(const char *buf, size_t len)
-{
-	const char	*p = buf, *end = buf + len, *nl;
-
-	while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-		if (nl + 1 < end && nl[1] == '\n')
-			return (size_t)(nl + 2 - buf);
-		if (nl + 2 < end && nl[1] == '\r' && nl[2] == '\n')
-			return (size_t)(nl + 3 - buf);
-		p = nl + 1;
-	}
-	return 0;
-}
-
-/*
- * head_parse: reads the status line and the headers that frame the body
- * and decide keep-alive from a complete head of len bytes.  Returns 0, or
- * -1 if malformed.
- */
-static int
-head_parse(const char *buf, size_t len, struct head *h)
-{
-	const char	*p, *end = buf + len, *eol, *v;
-	size_t		 n;
-	int		 i, http10, keep = 0;
-
-	h->h_status = 0;
-	h->h_clen = -1;
-	h->h_chunked = 0;
-	h->h_close = 0;
-	if (len < 12 || strncmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ')
-		return -1;
-	http10 = buf[7] == '0';
-	for (i = 9; i < 12; i++) {
-		if (!isdigit((unsigned char)buf[i]))
-			return -1;
-		h->h_status = h->h_status * 10 + (buf[i] - '0');
-	}
-	if ((eol = memchr(buf, '\n', len)) == NULL)
-		return -1;
-	for (p = eol + 1; p < end; p = eol + 1) {
-		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			break;
-		n = (size_t)(eol - p);
-		if (n >= 15 && strncasecmp(p, "Content-Length:", 15) == 0) {
-			uint64_t cl = 0;
-			int digits = 0;
-
-			for (v = p + 15; v < eol && (*v == ' ' || *v == '\t'); v++)
-				;
-			for (; v < eol && isdigit((unsigned char)*v); v++) {
-				if (cl > (UINT64_C(1) << 53))
-					return -1;
-				cl = cl * 10 + (uint64_t)(*v - '0');
-				digits++;
-			}
-			for (; v < eol && isspace((unsigned char)*v); v++)
-				;
-			if (digits == 0 || v != eol)
-				return -1;
-			if (h->h_clen != -1 && (uint64_t)h->h_clen != cl)
-				return -1;
-			h->h_clen = (int64_t)cl;
-		} else if (n >= 18 &&
-		    strncasecmp(p, "Transfer-Encoding:", 18) == 0) {
-			for (v = p + 18; v + 7 <= eol; v++)
-				if (strncasecmp(v, "chunked", 7) == 0)
-					h->h_chunked = 1;
-		} else if (n >= 11 && strncasecmp(p, "Connection:", 11) == 0) {
-			for (v = p + 11; v < eol; v++) {
-				if (v + 5 <= eol && strncasecmp(v, "close", 5) == 0)
-					h->h_close = 1;
-				if (v + 10 <= eol &&
-				    strncasecmp(v, "keep-alive", 10) == 0)
-					keep = 1;
-			}
-		}
-	}
-	if (http10 && !keep)
-		h->h_close = 1;
-	return 0;
-}
-
-/*
- * chunk_step: advances the chunked decoder over buf.  Returns the number of
- * bytes consumed and sets *data: when *data is non-zero the consumed bytes
- * are body data (all of them), else framing.  Returns -1 on bad framing.
- * Stop calling once ch_state is CH_DONE.
- */
-static int
-chunk_step(struct chunk *ch, const char *buf, size_t len, size_t *data)
-{
-	size_t	i;
-	int	c, d;
-
-	*data = 0;
-	if (ch->ch_state == CH_DATA) {
-		*data = len < ch->ch_left ? len : (size_t)ch->ch_left;
-		if (*data > INT_MAX)
-			*data = INT_MAX;
-		ch->ch_left -= *data;
-		if (ch->ch_left == 0)
-			ch->ch_state = CH_DATA_END;
-		return (int)*data;
-	}
-	for (i = 0; i < len && i < INT_MAX; i++) {
-		c = (unsigned char)buf[i];
-		switch (ch->ch_state) {
-		case CH_SIZE:
-			if (isxdigit(c)) {
-				d = isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
-				if (ch->ch_left > (UINT64_C(1) << 48))
-					return -1;
-				ch->ch_left = ch->ch_left * 16 + (uint64_t)d;
-				ch->ch_digits++;
-				break;
-			}
-			if (ch->ch_digits == 0)
-				return -1;
-			if (c == ';' || c == ' ' || c == '\t' || c == '\r') {
-				ch->ch_state = CH_EXT;
-				break;
-			}
-			if (c != '\n')
-				return -1;
-			/* FALLTHROUGH */
-		case CH_EXT:
-			if (c != '\n')
-				break;
-			ch->ch_digits = 0;
-			if (ch->ch_left == 0) {
-				ch->ch_state = CH_TRAILER_BOL;
-				break;
-			}
-			ch->ch_state = CH_DATA;
-			return (int)i + 1;
-		case CH_DATA_END:
-			if (c == '\n')
-				ch->ch_state = CH_SIZE;
-			else if (c != '\r')
-				return -1;
-			break;
-		case CH_TRAILER_BOL:
-			if (c == '\n') {
-				ch->ch_state = CH_DONE;
-				return (int)i + 1;
-			}
-			if (c != '\r')
-				ch->ch_state = CH_TRAILER;
-			break;
-		case CH_TRAILER:
-			if (c == '\n')
-				ch->ch_state = CH_TRAILER_BOL;
-			break;
-		case CH_DATA:
-		case CH_DONE:
-			return (int)i;
-		}
-	}
-	return (int)i;
-}
-
-/* now_us: monotonic clock in microseconds. */
-static int64_t
-now_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /*
@@ -1068,7 +766,7 @@ body_feed(struct conn *c, const char *buf, size_t len)
 static int
 conn_feed(struct conn *c, const char *buf, size_t len)
 {
-	struct head	 h;
+	struct http_head h;
 	const char	*hb;
 	char		*nh;
 	size_t		 end, old;
@@ -1357,26 +1055,13 @@ main(int argc, char **argv)
 {
 	struct event_config	*cfg;
 	struct event		*end_ev = NULL, *progress_ev = NULL;
-	struct rlimit		 rl;
 	struct timeval		 tv;
 	const char		*url_file;
 	double			 secs;
 	int			 argn, o;
 	long long		 v;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		if (rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ?
-			    65536 : rl.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &rl);
-			getrlimit(RLIMIT_NOFILE, &rl);
-		}
-		max_conns = rl.rlim_cur == RLIM_INFINITY ?
-		    65536 : (long long)rl.rlim_cur - RESERVED_FDS;
-	} else
-		max_conns = 1024 - RESERVED_FDS;
-	if (max_conns < 1)
-		max_conns = 1;
+	max_conns = fd_budget(RESERVED_FDS);
 
 	for (argn = 1; argn < argc && argv[argn][0] == '-' &&
 	    argv[argn][1] != '\0'; argn++) {
@@ -1425,7 +1110,7 @@ main(int argc, char **argv)
 			throttle = (double)v;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_secs(val, &idle_secs) == -1)
+			if (parse_secs(val, 1e7, &idle_secs) == -1)
 				goto badval;
 			break;
 		case OPT_PARALLEL:
@@ -1458,7 +1143,7 @@ main(int argc, char **argv)
 		case OPT_SECONDS:
 			if (end_fetches > 0 || end_seconds > 0)
 				goto twoend;
-			if (parse_secs(val, &secs) == -1)
+			if (parse_secs(val, 1e7, &secs) == -1)
 				goto badval;
 			end_seconds = secs;
 			break;
@@ -1516,16 +1201,13 @@ twoend:
 		    progname);
 		return 1;
 	}
-	tv.tv_sec = (time_t)idle_secs;
-	tv.tv_usec = (suseconds_t)((idle_secs - (double)tv.tv_sec) * 1e6);
+	tv = secs_tv(idle_secs);
 	idle_tv = event_base_init_common_timeout(base, &tv);
 
 	start_us = now_us();
 	if (end_seconds > 0) {
 		end_ev = evtimer_new(base, end_cb, NULL);
-		tv.tv_sec = (time_t)end_seconds;
-		tv.tv_usec = (suseconds_t)((end_seconds -
-		    (double)tv.tv_sec) * 1e6);
+		tv = secs_tv(end_seconds);
 		evtimer_add(end_ev, &tv);
 	}
 	if (do_verbose) {
