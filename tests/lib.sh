@@ -105,6 +105,27 @@ fcgi_req() {
 # body_of: strips the CGI header block from a response on stdin.
 body_of() { sed '1,/^\r$/d'; }
 
+# status_of ADDR KEY...: numbers from one /status of evfcgid (or
+# blocking_fcgid), asked
+# directly over FastCGI (ADDR as for cgi-fcgi -connect: HOST:PORT or a
+# socket path), space-separated in the order asked.  That request counts
+# in what it reports (one more request, one more connection).
+status_of() {
+	local addr=$1 k json out=""
+	shift
+	json=$(fcgi_req "$addr" /status 2>/dev/null)
+	for k in "$@"; do
+		out+="${out:+ }$(grep -o "\"$k\":[0-9]*" <<<"$json" | cut -d: -f2)"
+	done
+	echo "$out"
+}
+
+# median: the median of the numbers on stdin, one per line ("-" for none).
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+		else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # start_evfcgid ARGS...: starts the daemon on a free loopback port with
 # ARGS; sets EVFCGID_PORT, EVFCGID_PID, EVFCGID_LOG; waits until it accepts.
 start_evfcgid() {

@@ -1,0 +1,46 @@
+#!/bin/bash
+# A slow reader at the FastCGI level: one connection reads a 64 MiB /size a
+# small read at a time while ten other connections make 1000 /hello
+# requests.  The fast requests all finish while the slow one is still
+# reading, the daemon holds about a watermark for the slow reader, and its
+# RSS stays under 32 MiB.  The speed ratio is printed here and asserted by
+# `make bench` (tests/bench-slow-reader), side by side in one run.
+source "$(dirname "$0")/lib.sh"
+FCGI_LOAD=$TOP/tools/fcgi_load
+
+start_evfcgid
+addr=127.0.0.1:$EVFCGID_PORT
+
+# hello_rps: requests/s of 1000 /hello over 10 kept connections.
+hello_rps() {
+	"$FCGI_LOAD" -c 10 -k -n 1000 "$addr" /hello >"$T/fast.out" 2>&1 ||
+		{ echo "# fcgi_load failed:" >&2; sed 's/^/# /' "$T/fast.out" >&2; }
+	sed -n -E 's/^rps: ([0-9.]+).*/\1/p' "$T/fast.out"
+}
+
+base=$(hello_rps)
+check "baseline: 1000 /hello answered" grep -q '^requests: 1000$' "$T/fast.out"
+
+spawn "$FCGI_LOAD" -c 1 -n 1 --rcvbuf 4096 --read-size 512 --pause 5 \
+	--timeout 60 "$addr" "/size?67108864"
+slow=$SPAWNED
+sleep 1
+loaded=$(hello_rps)
+check "with a slow reader: 1000 /hello answered" grep -q '^requests: 1000$' "$T/fast.out"
+check "the slow reader is still reading (it has not stalled the others)" kill -0 "$slow"
+
+read -r stalled queued high <<<"$(status_of "$addr" stalled_sockets bytes_queued high_water)"
+rss=$(rss_kib "$EVFCGID_PID")
+echo "# /hello: $base req/s alone, $loaded req/s beside a 64 MiB slow reader," \
+	"ratio $(awk -v a="$loaded" -v b="$base" 'BEGIN { printf "%.2f", a / b }')"
+echo "# daemon: RSS $rss KiB, $queued bytes queued, $stalled stalled socket(s), high water $high"
+check "the slow reader's socket waits above the low watermark (stalled: $stalled)" test "$stalled" -eq 1
+check "queued for it: at most a watermark and one record ($queued bytes)" \
+	test "$queued" -le $((high + 65536 + 64))
+check "daemon RSS under 32 MiB while a 64 MiB response is read ($rss KiB)" test "$rss" -lt 32768
+
+kill "$slow"
+wait "$slow" 2>/dev/null
+sleep 0.3
+check "the slow reader gone: nothing left queued" test "$(status_of "$addr" bytes_queued)" -eq 0
+finish
