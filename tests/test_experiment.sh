@@ -1,0 +1,78 @@
+#!/bin/bash
+# tools/slow-client-experiment --quick, the project's headline, in every
+# make check: behind the real nginx and lighttpd and direct, evfcgid keeps
+# 0.9 of its fast rate beside 10 slow clients of 8 MiB while the blocking
+# libfcgi loop stalls below 0.2 in the same run.  Then the verdict is shown
+# to fail on results where either half does not hold, and the command
+# line's errors.
+source "$(dirname "$0")/lib.sh"
+EXP=$TOP/tools/slow-client-experiment
+OUT=$T/exp
+
+"$EXP" --quick --out "$OUT" >"$T/exp.out" 2>&1
+rc=$?
+sed -n '/^| backend/,/^$/p; /^Verdict/,/^- evfcgid/p' "$T/exp.out" | sed 's/^/# /'
+if [ "$rc" -eq 0 ]; then
+	ok "slow-client-experiment --quick: verdict PROVEN (exit 0)"
+else
+	not_ok "slow-client-experiment --quick: verdict PROVEN (exit $rc)"
+	tail -n 30 "$T/exp.out" | sed 's/^/# /'
+fi
+check "it shows progress (cell n of N, elapsed, estimate)" \
+	grep -q '^\[4/4\] *[0-9]*s elapsed, ~[0-9]*s left' "$T/exp.out"
+check "results.md holds the table and the verdict" \
+	grep -q '^Verdict: PROVEN\.$' "$OUT/results.md"
+rows=$(awk -F'\t' 'NR > 1' "$OUT/results.tsv" | wc -l)
+check "results.tsv: one row per decisive cell (4, got $rows)" test "$rows" -eq 4
+for f in nginx lighttpd direct; do
+	r=$(awk -F'\t' -v f="$f" '$1 == "evfcgid" && $2 == f { print $8 }' "$OUT/results.tsv")
+	check "evfcgid behind $f keeps >= 0.9 beside 10 slow clients (ratio $r)" \
+		awk -v r="$r" 'BEGIN { exit !(r != "" && r != "-" && r >= 0.9) }'
+	q=$(awk -F'\t' -v f="$f" '$1 == "evfcgid" && $2 == f { print $11 }' "$OUT/results.tsv")
+	# Per slow client at most the high mark and one record; plus the ten
+	# fast fetches of /big in flight.
+	check "evfcgid behind $f queues at most a watermark per slow client ($q bytes)" \
+		test "${q:-999999999}" -le $((10 * (262144 + 65600) + 10 * 96256))
+done
+r=$(awk -F'\t' '$1 == "blocking1" && $2 == "nginx" { print $8 }' "$OUT/results.tsv")
+check "the blocking control group behind nginx falls below 0.2 (ratio $r)" \
+	awk -v r="$r" 'BEGIN { exit !(r != "" && r != "-" && r < 0.2) }'
+b=$(awk -F'\t' '$1 == "blocking1" && $2 == "nginx" { print $5 }' "$OUT/results.tsv")
+check "the control group had a real baseline first ($b fetches/s alone)" \
+	awk -v b="$b" 'BEGIN { exit !(b >= 100) }'
+for p in fast_vs_slow timeline; do
+	check "$p.png is a PNG" bash -c "head -c 8 '$OUT/$p.png' | od -An -c | grep -q 'P   N   G'"
+done
+tl=$(awk -F'\t' '$1 == "blocking1" && $4 > 0 && $3 == 0' "$OUT/timeline.tsv" | wc -l)
+check "timeline: the control group drops to 0 fetches/s once slow clients join ($tl s at 0)" \
+	test "$tl" -ge 3
+
+# The proof can fail: the same verdict on doctored results.
+# doctored NAME BACKEND FRONTEND RATIO WHY: re-judges the run's results
+# with that cell's ratio replaced; ok when the verdict fails saying WHY.
+doctored() {
+	local rc
+	awk -F'\t' -v b="$2" -v f="$3" -v r="$4" 'BEGIN { OFS = "\t" }
+		$1 == b && $2 == f { $8 = r } { print }' "$OUT/results.tsv" >"$T/$1.tsv"
+	"$EXP" --verdict "$T/$1.tsv" --out "$T/$1" >"$T/$1.out" 2>&1
+	rc=$?
+	check "verdict fails when $1 (exit $rc)" test "$rc" -eq 1
+	check "... and says: $5" grep -q "$5" "$T/$1.out"
+}
+doctored "the control group does not stall" blocking1 nginx 0.500 \
+	'the blocking control group did not stall'
+doctored "evfcgid falls below 0.9 in one cell" evfcgid lighttpd 0.850 \
+	'evfcgid fell to 0.850 behind lighttpd'
+"$EXP" --verdict "$OUT/results.tsv" --out "$T/v3" >/dev/null 2>&1
+check "verdict holds when re-judged from the run's own results.tsv" test $? -eq 0
+
+"$EXP" --bogus >"$T/bad.out" 2>&1
+check "unknown flag: exit 2" test $? -eq 2
+check "unknown flag: names it" grep -q 'unknown argument: --bogus' "$T/bad.out"
+"$EXP" --slow ten >/dev/null 2>&1
+check "--slow ten: exit 2" test $? -eq 2
+"$EXP" --frontends apache >/dev/null 2>&1
+check "--frontends apache: exit 2" test $? -eq 2
+"$EXP" --help >"$T/help.out" 2>&1
+check "--help: exit 0 and lists --quick" grep -q -- '--quick' "$T/help.out"
+finish
