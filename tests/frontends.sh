@@ -288,20 +288,6 @@ http_header() {
 # jq_true FILTER FILE: FILE is JSON and FILTER is true of it.
 jq_true() { jq -e "$1" "$2" >/dev/null 2>&1; }
 
-# status_of ADDR KEY...: numbers from one /status of evfcgid, asked
-# directly over FastCGI (ADDR as for cgi-fcgi -connect: HOST:PORT or a
-# socket path), space-separated in the order asked.  That request counts
-# in what it reports (one more request, one more connection).
-status_of() {
-	local addr=$1 k json out=""
-	shift
-	json=$(fcgi_req "$addr" /status 2>/dev/null)
-	for k in "$@"; do
-		out+="${out:+ }$(grep -o "\"$k\":[0-9]*" <<<"$json" | cut -d: -f2)"
-	done
-	echo "$out"
-}
-
 # http_route_checks LABEL BASE_URL MAX_SIZE MAX_BODY: every demo route
 # through a front end, byte for byte, against evfcgid started with
 # --max-size MAX_SIZE --max-body MAX_BODY (both under 64 MiB, the front

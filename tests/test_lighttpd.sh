@@ -113,7 +113,7 @@ if [ -x "$TOP/tools/blocking_fcgid" ]; then
 		stop_fe
 	fi
 else
-	echo "# tools/blocking_fcgid not built: no test of it behind lighttpd"
+	not_ok "tools/blocking_fcgid is built (make): the control group behind lighttpd"
 fi
 
 # --- Backpressure.  A client reading 64 MiB at 64 KiB/s: with

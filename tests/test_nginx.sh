@@ -140,7 +140,7 @@ if [ -x "$TOP/tools/blocking_fcgid" ]; then
 		wait "$NGINX_PID" 2>/dev/null
 	fi
 else
-	echo "# tools/blocking_fcgid not built: no test of it behind nginx"
+	not_ok "tools/blocking_fcgid is built (make): the control group behind nginx"
 fi
 
 # --- Backpressure.  A client reading 64 MiB at 64 KiB/s: with
@@ -169,6 +169,8 @@ if start_fe "backpressure" "$B"; then
 		test "${active:-0}" -ge 2
 	check "buffering off: evfcgid holds at most about the high watermark ($queued <= $hw + 64k)" \
 		test "${queued:-0}" -le $((hw + 65536))
+	check "buffering off: evfcgid counts the slow client's socket as stalled ($stalled)" \
+		test "${stalled:-0}" -ge 1
 	if command -v ss >/dev/null; then
 		tb=$(sndbuf_of "${URL##*:}")
 		echo "# sndbuf=64k: the kernel send buffer towards the slow client is ${tb:-unknown} bytes"

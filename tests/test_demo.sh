@@ -1,0 +1,45 @@
+#!/bin/bash
+# README's first quick-start command, make demo (scripts/demo): evfcgid
+# behind nginx answers on the port asked for, a taken port is refused
+# with a clear message, and SIGTERM stops the daemon and nginx both.
+source "$(dirname "$0")/lib.sh"
+
+port=$(freeport)
+PORT=$port spawn bash "$TOP/scripts/demo" >"$T/demo.out" 2>&1
+demo=$SPAWNED
+if wait_port "$port" 20; then
+	ok "make demo: nginx answers on 127.0.0.1:$port"
+else
+	not_ok "make demo: nginx answers on 127.0.0.1:$port"
+	sed 's/^/# /' "$T/demo.out"
+fi
+check "make demo: /hello through nginx" \
+	test "$(curl -s --max-time 10 "http://127.0.0.1:$port/hello")" = "Hello World"
+curl -s --max-time 20 -o "$T/big" "http://127.0.0.1:$port/big"
+pattern 96256 >"$T/exp"
+check "make demo: /big through nginx, byte for byte" same_file "$T/big" "$T/exp"
+check "make demo: it prints the URL to try" grep -q "curl http://127.0.0.1:$port/hello" "$T/demo.out"
+pids=$(sed -n -E 's/^evfcgid \(pid ([0-9]+).*behind nginx \(pid ([0-9]+)\).*/\1 \2/p' "$T/demo.out")
+check "make demo: it names the daemon's and nginx's pids ($pids)" test -n "$pids"
+
+PORT=$port bash "$TOP/scripts/demo" >"$T/taken.out" 2>&1
+rc=$?
+check "make demo on a taken port: exit 1 (got $rc)" test "$rc" -eq 1
+check "make demo on a taken port: says so" grep -q "127.0.0.1:$port is taken" "$T/taken.out"
+PORT=http bash "$TOP/scripts/demo" >"$T/bad.out" 2>&1
+rc=$?
+check "make demo PORT=http: exit 2 (got $rc)" test "$rc" -eq 2
+check "make demo PORT=http: says what PORT must be" \
+	grep -q "PORT must be a port number" "$T/bad.out"
+
+kill -TERM "$demo"
+wait "$demo" 2>/dev/null
+sleep 0.5
+alive=""
+for p in $pids; do
+	kill -0 "$p" 2>/dev/null && alive+=" $p"
+done
+check "SIGTERM to make demo stops evfcgid and nginx (still alive:${alive:- none})" test -z "$alive"
+check "after make demo the port is free again" \
+	bash -c "! (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+finish
