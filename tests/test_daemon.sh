@@ -83,14 +83,15 @@ check "max-conns 2: served again once one closed" hello_ok "127.0.0.1:$EVFCGID_P
 grep -q 'not accepting until one closes' "$EVFCGID_LOG" &&
 	ok "max-conns 2: logged" || not_ok "max-conns 2: logged"
 
-# --- Garbage closes its own connection; the daemon goes on.
+# --- Garbage closes its own connection; the daemon goes on.  Bash writes
+# the request a line at a time, so the daemon may close after the first
+# line and answer the rest with a reset: the writes ignore SIGPIPE, and
+# "closed" means the read ends (EOF or reset) before the 2 s timeout.
 exec 5<>"/dev/tcp/127.0.0.1/$EVFCGID_PORT"
-printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' >&5
-if timeout 2 cat <&5 >/dev/null; then
-	ok "HTTP sent to the FastCGI port: connection closed"
-else
-	not_ok "HTTP sent to the FastCGI port: connection closed"
-fi
+(trap '' PIPE; printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' >&5) 2>/dev/null
+timeout 2 cat <&5 >/dev/null 2>&1
+rc=$?
+check "HTTP sent to the FastCGI port: connection closed (read ended: $rc)" test "$rc" -ne 124
 exec 5>&-
 check "after garbage: still serving" hello_ok "127.0.0.1:$EVFCGID_PORT"
 check "after garbage: logged the reason" grep -q 'bad version' "$EVFCGID_LOG"
