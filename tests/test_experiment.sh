@@ -73,6 +73,10 @@ check "unknown flag: names it" grep -q 'unknown argument: --bogus' "$T/bad.out"
 check "--slow ten: exit 2" test $? -eq 2
 "$EXP" --frontends apache >/dev/null 2>&1
 check "--frontends apache: exit 2" test $? -eq 2
-"$EXP" --help >"$T/help.out" 2>&1
+"$EXP" --help >"$T/help.out" 2>"$T/help.err"
 check "--help: exit 0 and lists --quick" grep -q -- '--quick' "$T/help.out"
+check "--help: nothing on stderr" test ! -s "$T/help.err"
+"$EXP" --bogus >/dev/null 2>"$T/bad.err"
+check "unknown flag: only the usage and the error on stderr" \
+	eval '! grep -q "command not found" "$T/bad.err"'
 finish
