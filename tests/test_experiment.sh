@@ -73,6 +73,12 @@ check "unknown flag: names it" grep -q 'unknown argument: --bogus' "$T/bad.out"
 check "--slow ten: exit 2" test $? -eq 2
 "$EXP" --frontends apache >/dev/null 2>&1
 check "--frontends apache: exit 2" test $? -eq 2
+"$EXP" --pairs 0 >/dev/null 2>&1
+check "--pairs 0: exit 2" test $? -eq 2
+"$EXP" --rounds 4 --max-rounds 2 >"$T/bad.out" 2>&1
+rc=$?
+check "--max-rounds below --rounds: exit 2, says why" \
+	eval 'test $rc -eq 2 && grep -q "at least --rounds" "$T/bad.out"'
 "$EXP" --help >"$T/help.out" 2>"$T/help.err"
 check "--help: exit 0 and lists --quick" grep -q -- '--quick' "$T/help.out"
 check "--help: nothing on stderr" test ! -s "$T/help.err"
