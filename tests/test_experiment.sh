@@ -11,6 +11,7 @@ OUT=$T/exp
 
 "$EXP" --quick --out "$OUT" >"$T/exp.out" 2>&1
 rc=$?
+grep '^\[' "$T/exp.out" | sed 's/^/# /'
 sed -n '/^| backend/,/^$/p; /^Verdict/,/^- evfcgid/p' "$T/exp.out" | sed 's/^/# /'
 if [ "$rc" -eq 0 ]; then
 	ok "slow-client-experiment --quick: verdict PROVEN (exit 0)"
