@@ -377,7 +377,7 @@ else
 fi
 
 if command -v wrk >/dev/null; then
-	ROUNDS=9
+	ROUNDS=15
 	hl_rate -keepalive "$T/u.small" >/dev/null
 	wrk_rate 1 >/dev/null
 	K= W1= W2= R1= R2=
