@@ -302,6 +302,10 @@ check "server that never answers: -timeout 1 gives 2 timeouts in ~1 s ($wall ms)
 # --- accuracy: what http_load reports against what nginx saw ---
 # nginx logs each request to /small with its end time, so the server's
 # own count and clock say how many fetches happened and at what rate.
+# ratio A B: A / B to three places (0 unless both are positive);
+# within10 R: true if R is within 10% of 1.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.3f", (a > 0 && b > 0 ? a / b : 0)) }'; }
+within10() { awk -v r="$1" 'BEGIN { exit !(r >= 0.9 && r <= 1.1) }'; }
 # server_says LOG: "COUNT200 RATE" from the log (rate over first to last).
 server_says() {
 	awk '$1 == 200 { n++ } NR == 1 { t0 = $2 } { t1 = $2 }
@@ -311,12 +315,12 @@ for mode in "" -keepalive; do
 	: >"$T/nginx/small.log"
 	load $mode -parallel 10 -fetches 20000 "$T/u.small"
 	read -r n srate < <(server_says "$T/nginx/small.log")
-	r=$(awk -v a="$(rate)" -v b="$srate" 'BEGIN { printf("%.3f", b > 0 ? a / b : 0) }')
+	r=$(ratio "$(rate)" "$srate")
 	echo "# ${mode:-connection per fetch}: http_load says $(rate) fetches/sec, nginx saw $n at $srate/s (ratio $r)"
 	check "${mode:-connection per fetch}: nginx served exactly the 20000 fetches http_load counts" \
 		test "$(fetches) $(code 200) $n" = "20000 20000 20000"
 	check "${mode:-connection per fetch}: http_load's fetches/sec within 10% of the rate nginx saw" \
-		awk -v r="$r" 'BEGIN { exit !(r >= 0.9 && r <= 1.1) }'
+		within10 "$r"
 done
 
 # --- acceptance: same URL, same parallelism, against ab and wrk ---
@@ -342,8 +346,6 @@ hl_rate() { "$HTTP_LOAD" -parallel $N -seconds 1 "$@" | awk '/fetches\/sec/ { pr
 ab_rate() { ab -q -c $N -t 1 -n 100000000 "$1" 2>/dev/null | awk '/^Requests per second/ { print $4 }'; }
 wrk_rate() { wrk -t"$1" -c$N -d1s "$2" | awk '/^Requests\/sec/ { print $2 }'; }
 med() { tr ' ' '\n' | grep . | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.3f", (a > 0 && b > 0 ? a / b : 0)) }'; }
-within10() { awk -v r="$1" 'BEGIN { exit !(r >= 0.9 && r <= 1.1) }'; }
 atleast09() { awk -v r="$1" 'BEGIN { exit !(r >= 0.9) }'; }
 
 # versus_ab URLFILE URL: ROUNDS rounds of http_load and ab; sets H A R RM.
