@@ -45,6 +45,7 @@ static int	conn_params(struct conn *, struct evfcgi_req *,
 static void	conn_stdin(struct conn *, struct evfcgi_req *,
 		    const struct fcgi_record *);
 static int	conn_get_values(struct conn *, const struct fcgi_record *);
+static void	out_add_small(struct evbuffer *, const void *, size_t);
 static void	conn_write_record(struct conn *, uint8_t, uint16_t,
 		    const void *, size_t);
 static void	conn_end_request(struct conn *, uint16_t, uint8_t);
@@ -318,7 +319,7 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 		if (type == FCGI_GET_VALUES)
 			return conn_get_values(c, rec);
 		fcgi_unknown_type_encode(unk, (uint8_t)type);
-		evbuffer_add(bufferevent_get_output(c->c_bev), unk, sizeof(unk));
+		out_add_small(bufferevent_get_output(c->c_bev), unk, sizeof(unk));
 		return 0;
 	}
 	if (type == FCGI_BEGIN_REQUEST)
@@ -360,7 +361,7 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 		return -1;
 	default:
 		fcgi_unknown_type_encode(unk, (uint8_t)type);
-		evbuffer_add(bufferevent_get_output(c->c_bev), unk, sizeof(unk));
+		out_add_small(bufferevent_get_output(c->c_bev), unk, sizeof(unk));
 		return 0;
 	}
 }
@@ -515,6 +516,28 @@ conn_get_values(struct conn *c, const struct fcgi_record *rec)
 	return 0;
 }
 
+/*
+ * Appends a few bytes (a record header, padding, END_REQUEST) to out.
+ * evbuffer_add sizes a new chain after the last chain holding data, so
+ * behind a 64 KiB slice added by reference it would allocate 64 KiB to hold
+ * 8 bytes: about 8 MiB of malloc churn for one 8 MiB response, which glibc
+ * trims and takes back by brk at every request.  evbuffer_reserve_space
+ * makes a chain only as large as what is asked (libevent's minimum, 1 KiB).
+ */
+static void
+out_add_small(struct evbuffer *out, const void *p, size_t len)
+{
+	struct evbuffer_iovec	 v;
+
+	if (evbuffer_reserve_space(out, (ev_ssize_t)len, &v, 1) < 1) {
+		evbuffer_add(out, p, len);
+		return;
+	}
+	memcpy(v.iov_base, p, len);
+	v.iov_len = len;
+	evbuffer_commit_space(out, &v, 1);
+}
+
 /* Queues one record (a copy of len bytes, len <= FCGI_MAX_CONTENT). */
 static void
 conn_write_record(struct conn *c, uint8_t type, uint16_t id, const void *data,
@@ -526,11 +549,11 @@ conn_write_record(struct conn *c, uint8_t type, uint16_t id, const void *data,
 	uint8_t			 pad = fcgi_padding(len);
 
 	fcgi_header_encode(hdr, type, id, (uint16_t)len, pad);
-	evbuffer_add(out, hdr, sizeof(hdr));
+	out_add_small(out, hdr, sizeof(hdr));
 	if (len > 0)
 		evbuffer_add(out, data, len);
 	if (pad > 0)
-		evbuffer_add(out, zeros, pad);
+		out_add_small(out, zeros, pad);
 }
 
 static void
@@ -539,7 +562,7 @@ conn_end_request(struct conn *c, uint16_t id, uint8_t protocol_status)
 	uint8_t	 rec[16];
 
 	fcgi_end_encode(rec, id, 0, protocol_status);
-	evbuffer_add(bufferevent_get_output(c->c_bev), rec, sizeof(rec));
+	out_add_small(bufferevent_get_output(c->c_bev), rec, sizeof(rec));
 }
 
 /* The request in flight with id, or NULL. */
@@ -901,13 +924,13 @@ req_stdout(struct evfcgi_req *r, const void *data, size_t len, int by_ref)
 		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
 		pad = fcgi_padding(n);
 		fcgi_header_encode(hdr, FCGI_STDOUT, r->r_id, (uint16_t)n, pad);
-		evbuffer_add(out, hdr, sizeof(hdr));
+		out_add_small(out, hdr, sizeof(hdr));
 		if (by_ref)
 			evbuffer_add_reference(out, p, n, NULL, NULL);
 		else
 			evbuffer_add(out, p, n);
 		if (pad > 0)
-			evbuffer_add(out, zeros, pad);
+			out_add_small(out, zeros, pad);
 		p += n;
 		len -= n;
 	}
@@ -1030,10 +1053,10 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
 		pad = fcgi_padding(n);
 		fcgi_header_encode(hdr, FCGI_STDOUT, r->r_id, (uint16_t)n, pad);
-		evbuffer_add(out, hdr, sizeof(hdr));
+		out_add_small(out, hdr, sizeof(hdr));
 		evbuffer_remove_buffer(src, out, n);
 		if (pad > 0)
-			evbuffer_add(out, zeros, pad);
+			out_add_small(out, zeros, pad);
 		len -= n;
 	}
 	return 0;
@@ -1073,7 +1096,7 @@ evfcgi_finish(struct evfcgi_req *r)
 	conn_enter(c);
 	/* An empty STDOUT record ends the stream, then END_REQUEST. */
 	fcgi_header_encode(hdr, FCGI_STDOUT, r->r_id, 0, 0);
-	evbuffer_add(bufferevent_get_output(c->c_bev), hdr, sizeof(hdr));
+	out_add_small(bufferevent_get_output(c->c_bev), hdr, sizeof(hdr));
 	conn_end_request(c, r->r_id, FCGI_REQUEST_COMPLETE);
 	req_done(r);
 	conn_leave(c);
