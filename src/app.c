@@ -313,8 +313,8 @@ route_status(struct evfcgi_req *req, void *arg)
 	    "\"limits\":{\"max_conns\":%zu,\"max_reqs\":%zu,"
 	    "\"max_conn_requests\":%zu,\"max_params\":%zu,\"max_body\":%zu,"
 	    "\"max_size\":%" PRIu64 ",\"high_water\":%zu,\"low_water\":%zu,"
-	    "\"max_queued\":%zu,\"header_timeout\":%d,\"idle_timeout\":%d,"
-	    "\"write_timeout\":%d,\"drain_timeout\":%d}}\n",
+	    "\"max_queued\":%zu,\"sndbuf\":%zu,\"header_timeout\":%d,"
+	    "\"idle_timeout\":%d,\"write_timeout\":%d,\"drain_timeout\":%d}}\n",
 	    (int)getpid(), (long long)(time(NULL) - app_started),
 	    st.connections, st.connections_total, st.requests_total,
 	    st.requests_active, st.bytes_queued, st.peak_bytes_queued,
@@ -322,7 +322,7 @@ route_status(struct evfcgi_req *req, void *arg)
 	    st.closed_on_error, lim->max_conns, lim->max_reqs,
 	    lim->max_conn_requests, lim->max_params, lim->max_body,
 	    app_cfg.max_size, lim->high_water, lim->low_water, lim->max_queued,
-	    lim->header_timeout, lim->idle_timeout, lim->write_timeout,
-	    lim->drain_timeout);
+	    lim->sndbuf, lim->header_timeout, lim->idle_timeout,
+	    lim->write_timeout, lim->drain_timeout);
 	evfcgi_respond(req, 200, "application/json", buf, (size_t)n);
 }

@@ -82,6 +82,19 @@ conn_new(struct evfcgi_server *srv, int fd, const char *peer)
 	snprintf(c->c_peer, sizeof(c->c_peer), "%s", peer);
 	/* Answers are small writes on kept connections: never wait for Nagle. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/*
+	 * Without a cap the kernel grows the send buffer of a socket its
+	 * reader drains slowly up to tcp_wmem's max: megabytes per slow
+	 * client, beyond the watermarks that bound what evfcgid holds.
+	 */
+	if (lim->sndbuf > 0) {
+		int	 sb = (int)lim->sndbuf;
+
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb,
+		    sizeof(sb)) == -1)
+			log_warn("%s: SO_SNDBUF %d: %s", peer, sb,
+			    strerror(errno));
+	}
 	evutil_make_socket_nonblocking(fd);
 	c->c_bev = bufferevent_socket_new(srv->srv_base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);

@@ -32,6 +32,8 @@ struct evfcgi_limits {
 	size_t	high_water;		/* per-connection output: pause above */
 	size_t	low_water;		/* per-connection output: resume below */
 	size_t	max_queued;		/* output queued in all connections */
+	size_t	sndbuf;			/* SO_SNDBUF of accepted sockets; 0:
+					   the kernel's autotuning */
 	int	header_timeout;		/* s from BEGIN_REQUEST to end of PARAMS */
 	int	idle_timeout;		/* s without input while waiting for it */
 	int	write_timeout;		/* s of queued output without progress */

@@ -29,7 +29,7 @@ enum {
 	OPT_SOCKET_MODE = 256, OPT_MAX_CONN_REQUESTS, OPT_MAX_PARAMS,
 	OPT_MAX_BODY, OPT_MAX_SIZE, OPT_HIGH_WATER, OPT_LOW_WATER,
 	OPT_MAX_QUEUED, OPT_HEADER_TIMEOUT, OPT_IDLE_TIMEOUT,
-	OPT_WRITE_TIMEOUT, OPT_DRAIN_TIMEOUT, OPT_LOG_FILE, OPT_SYSLOG,
+	OPT_WRITE_TIMEOUT, OPT_DRAIN_TIMEOUT, OPT_SNDBUF, OPT_LOG_FILE, OPT_SYSLOG,
 	OPT_WORKERS
 };
 
@@ -49,6 +49,7 @@ static const struct option longopts[] = {
 	{ "idle-timeout",	required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ "write-timeout",	required_argument, NULL, OPT_WRITE_TIMEOUT },
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN_TIMEOUT },
+	{ "sndbuf",		required_argument, NULL, OPT_SNDBUF },
 	{ "log-file",		required_argument, NULL, OPT_LOG_FILE },
 	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
 	{ "workers",		required_argument, NULL, OPT_WORKERS },
@@ -107,6 +108,10 @@ usage(FILE *f)
 "      --write-timeout S     queued output with no progress; then the\n"
 "                            connection is closed (%d)\n"
 "      --drain-timeout S     after SIGTERM/SIGINT, time to finish (%d)\n"
+"      --sndbuf BYTES        SO_SNDBUF of each connection (capped at\n"
+"                            net.core.wmem_max, then doubled by the\n"
+"                            kernel); 0 = autotuned up to tcp_wmem's max,\n"
+"                            megabytes per slow reader (0)\n"
 "\n"
 "Processes:\n"
 "      --workers N           N processes, each its own loop, sharing the\n"
@@ -268,6 +273,9 @@ main(int argc, char **argv)
 		case OPT_WRITE_TIMEOUT:
 			lim.write_timeout = (int)arg_size("write-timeout",
 			    optarg, 1, 86400);
+			break;
+		case OPT_SNDBUF:
+			lim.sndbuf = arg_size("sndbuf", optarg, 0, INT_MAX / 2);
 			break;
 		case OPT_DRAIN_TIMEOUT:
 			lim.drain_timeout = (int)arg_size("drain-timeout",

@@ -54,6 +54,7 @@ evfcgi_limits_default(struct evfcgi_limits *lim)
 	lim->high_water = 256 * 1024;
 	lim->low_water = 64 * 1024;
 	lim->max_queued = 256 * 1024 * 1024;
+	lim->sndbuf = 0;
 	lim->header_timeout = 30;
 	lim->idle_timeout = 60;
 	lim->write_timeout = 60;

@@ -233,6 +233,8 @@ exits_with "a flag without its value: non-zero exit" nonzero 'listen|argument|re
 	"$EVFCGID" --listen
 exits_with "a non-numeric --max-conns: non-zero exit, says which" nonzero 'max-conns' \
 	"$EVFCGID" --max-conns lots --listen 127.0.0.1:1
+exits_with "a non-numeric --sndbuf: non-zero exit, says which" nonzero 'sndbuf' \
+	"$EVFCGID" --sndbuf lots --listen 127.0.0.1:1
 busy=$(freeport)
 spawn "$EVFCGID" --listen "127.0.0.1:$busy" 2>/dev/null
 busypid=$SPAWNED

@@ -6,7 +6,9 @@
 # RSS stays under 32 MiB.  The speed ratio is printed here and asserted by
 # `make bench` (tests/bench-slow-reader), side by side in one run.
 # Then the steady state: once warm, serving large responses by reference
-# touches no new memory (minor page faults per request stay near 0).
+# touches no new memory (minor page faults per request stay near 0).  And
+# --sndbuf: the kernel's send buffer towards a slow reader, autotuned to
+# megabytes without it, stays at what was asked (doubled by the kernel).
 source "$(dirname "$0")/lib.sh"
 FCGI_LOAD=$TOP/tools/fcgi_load
 
@@ -65,4 +67,38 @@ for uri in /big "/size?8388608"; do
 	check "$n x $uri, warm: under one minor page fault per 20 requests ($f)" \
 		test "$f" -lt $((n / 20))
 done
+
+# sndbuf_of PORT: the largest send buffer (ss's skmem tb) among the
+# established connections whose local port is PORT.
+sndbuf_of() {
+	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
+		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
+}
+default_port=$EVFCGID_PORT
+start_evfcgid --sndbuf 64k
+capped=127.0.0.1:$EVFCGID_PORT
+check "--sndbuf 64k: /status reports it" test "$(status_of "$capped" sndbuf)" = 65536
+"$FCGI_LOAD" -c 4 -n 20 "$capped" "/size?1048579" >"$T/capped.out" 2>&1
+"$FCGI_LOAD" -c 4 -n 20 "127.0.0.1:$default_port" "/size?1048579" >"$T/default.out" 2>&1
+# bytes: what both daemons sent, CGI headers and bodies.
+bytes_of() { sed -n 's/^bytes: //p' "$1"; }
+check "--sndbuf 64k: 20 x 1 MiB answered, as many bytes as without it ($(bytes_of "$T/capped.out"))" \
+	eval 'grep -q "^requests: 20$" "$T/capped.out" && grep -q "^status 200: 20$" "$T/capped.out" &&
+		test "$(bytes_of "$T/capped.out")" -gt $((20 * 1048579)) &&
+		test "$(bytes_of "$T/capped.out")" = "$(bytes_of "$T/default.out")"'
+readers=()
+for port in "$default_port" "$EVFCGID_PORT"; do
+	spawn "$FCGI_LOAD" -c 1 -n 1 --rcvbuf 512 --read-size 512 --pause 200 \
+		--timeout 30 "127.0.0.1:$port" "/size?8388608"
+	readers+=("$SPAWNED")
+done
+sleep 3
+tb_default=$(sndbuf_of "$default_port")
+tb_capped=$(sndbuf_of "$EVFCGID_PORT")
+echo "# kernel send buffer towards a slow reader: $tb_default bytes by default," \
+	"$tb_capped with --sndbuf 64k (tcp_wmem: $(cat /proc/sys/net/ipv4/tcp_wmem))"
+check "--sndbuf 64k: the slow reader's send buffer is 128 KiB ($tb_capped)" \
+	test "${tb_capped:-0}" -eq 131072
+check "without --sndbuf it grew beyond that ($tb_default)" test "${tb_default:-0}" -gt 131072
+kill "${readers[@]}" 2>/dev/null
 finish
