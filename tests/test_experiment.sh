@@ -41,7 +41,7 @@ check "the blocking control group behind nginx falls below 0.2 (ratio $r)" \
 b=$(awk -F'\t' '$1 == "blocking1" && $2 == "nginx" { print $5 }' "$OUT/results.tsv")
 check "the control group had a real baseline first ($b fetches/s alone)" \
 	awk -v b="$b" 'BEGIN { exit !(b >= 100) }'
-for p in fast_vs_slow timeline; do
+for p in fast_vs_slow ratio_vs_slow timeline; do
 	check "$p.png is a PNG" bash -c "head -c 8 '$OUT/$p.png' | od -An -c | grep -q 'P   N   G'"
 done
 tl=$(awk -F'\t' '$1 == "blocking1" && $4 > 0 && $3 == 0' "$OUT/timeline.tsv" | wc -l)
