@@ -81,6 +81,13 @@ same_file() {
 	return 1
 }
 
+# sndbuf_of PORT: the largest send buffer (ss's skmem tb) among the
+# established connections whose local port is PORT.
+sndbuf_of() {
+	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
+		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
+}
+
 # rss_kib PID: resident set size in KiB.
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 

@@ -99,12 +99,6 @@ if start_fe "three backends" "$A,unix:$sock,[::1]:$p3"; then
 	wait "$NGINX_PID" 2>/dev/null
 fi
 
-# sndbuf_of PORT: the send buffer (skmem tb) of the server side of
-# established connections from 127.0.0.1:PORT, largest first.
-sndbuf_of() {
-	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
-		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
-}
 
 # --- The variants the experiment runs serve the same bytes.
 pattern 1048579 >"$T/exp.1m"

@@ -68,12 +68,6 @@ for uri in /big "/size?8388608"; do
 		test "$f" -lt $((n / 20))
 done
 
-# sndbuf_of PORT: the largest send buffer (ss's skmem tb) among the
-# established connections whose local port is PORT.
-sndbuf_of() {
-	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
-		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
-}
 default_port=$EVFCGID_PORT
 start_evfcgid --sndbuf 64k
 capped=127.0.0.1:$EVFCGID_PORT
