@@ -9,15 +9,21 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wsign-compare
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. -Isrc $(WARN) $(CFLAGS) $(LIBEVENT_CFLAGS)
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-
-LIB_SRCS = src/fcgi_proto.c src/log.c src/conn.c src/server.c
-LIB_OBJS = $(LIB_SRCS:.c=.o)
 DAEMON_OBJS = src/app.o src/main.o
+
+# The engine is every src/*.c but the demo routes and the command line.
+# Each object is compiled once per flavour: plain (src/*.o) and with
+# AddressSanitizer and UndefinedBehaviorSanitizer (src/asan/*.o), for the
+# Check suites and the fuzz replay.
+LIB_SRCS = $(filter-out src/app.c src/main.c,$(wildcard src/*.c))
+LIB_OBJS = $(LIB_SRCS:.c=.o)
+LIB_OBJS_ASAN = $(patsubst src/%.c,src/asan/%.o,$(LIB_SRCS))
 HEADERS = $(wildcard src/*.h) config.h
 
-# tools/*.c are programs, except the modules they share.
-TOOL_LIB_SRCS = tools/toolutil.c tools/http_parse.c
+# tools/*.c are programs, except the modules they share (those with a .h).
+TOOL_LIB_SRCS = $(patsubst %.h,%.c,$(wildcard tools/*.h))
 TOOL_LIB_OBJS = $(TOOL_LIB_SRCS:.c=.o)
+TOOL_LIB_OBJS_ASAN = $(patsubst tools/%.c,tools/asan/%.o,$(TOOL_LIB_SRCS))
 TOOL_HEADERS = $(wildcard tools/*.h)
 TOOL_SRCS = $(filter-out $(TOOL_LIB_SRCS),$(wildcard tools/*.c))
 TOOLS = $(TOOL_SRCS:.c=)
@@ -27,9 +33,11 @@ CHECKS_ASAN = $(CHECKS:=.asan)
 
 all: src/evfcgid src/libevfcgi.a $(TOOLS) tests/bin/freeport
 
+# Made on demand; a rerun keeps the flags the user gave ./configure.
 config.mk: configure.ac config.mk.in .deps-done
 	autoreconf -fi
-	./configure
+	if [ -x config.status ]; then ./config.status --recheck && \
+		./config.status; else ./configure; fi
 
 .deps-done: scripts/install-deps
 	sh scripts/install-deps
@@ -41,51 +49,74 @@ deps:
 %.o: %.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
+src/asan/%.o: src/%.c $(HEADERS)
+	@mkdir -p src/asan
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
+
+tools/asan/%.o: tools/%.c $(HEADERS) $(TOOL_HEADERS)
+	@mkdir -p tools/asan
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
+
 $(TOOL_LIB_OBJS): $(TOOL_HEADERS)
 
 src/libevfcgi.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
 
+src/asan/libevfcgi.a: $(LIB_OBJS_ASAN)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJS_ASAN)
+
+tools/libtools.a: $(TOOL_LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $(TOOL_LIB_OBJS)
+
+tools/asan/libtools.a: $(TOOL_LIB_OBJS_ASAN)
+	rm -f $@
+	ar rcs $@ $(TOOL_LIB_OBJS_ASAN)
+
 src/evfcgid: $(DAEMON_OBJS) src/libevfcgi.a
 	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) src/libevfcgi.a $(LIBEVENT_LIBS)
 
-# The tools share the codec and tools/toolutil.c, tools/http_parse.c;
-# blocking_fcgid is the libfcgi control group and uses none of them.
+# The tools share the codec, the address parser (src/listen.c) and the
+# modules in tools/; blocking_fcgid is the libfcgi control group and uses
+# none of them.
 tools/blocking_fcgid: tools/blocking_fcgid.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -pthread -o $@ $< $(LDFLAGS) $(FCGI_LIBS) -pthread
-tools/%: tools/%.c src/fcgi_proto.o $(TOOL_LIB_OBJS) $(HEADERS) $(TOOL_HEADERS)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/fcgi_proto.o $(TOOL_LIB_OBJS) \
-		$(LDFLAGS) $(LIBEVENT_LIBS) -lm
+tools/%: tools/%.c tools/libtools.a src/libevfcgi.a $(HEADERS) $(TOOL_HEADERS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< tools/libtools.a \
+		src/libevfcgi.a $(LDFLAGS) $(LIBEVENT_LIBS) -lm
 
 tests/bin/freeport: tests/freeport.c
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
-# Each Check suite links the engine and the demo routes, plus the sources
-# in CHECK_EXTRA set for it below; built twice, the second time with
-# AddressSanitizer and UndefinedBehaviorSanitizer.
-CHECK_EXTRA =
-tests/bin/check_http_parse tests/bin/check_http_parse.asan: \
-	CHECK_EXTRA = tools/http_parse.c
-tests/bin/check_http_parse tests/bin/check_http_parse.asan: \
-	tools/http_parse.c $(TOOL_HEADERS)
+# Each Check suite links the engine, the demo routes and the tools' shared
+# modules (the linker takes from the archives what the suite uses); built
+# twice, the second time against the sanitizer flavour.
+SUITE_LIBS = src/app.o tools/libtools.a src/libevfcgi.a
+SUITE_LIBS_ASAN = src/asan/app.o tools/asan/libtools.a src/asan/libevfcgi.a
 
-tests/bin/check_%: tests/check_%.c $(LIB_SRCS) src/app.c $(HEADERS) tests/guard.h
+tests/bin/check_%: tests/check_%.c $(SUITE_LIBS) $(HEADERS) $(TOOL_HEADERS) \
+		tests/guard.h
 	@mkdir -p tests/bin
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(CHECK_EXTRA) \
-		$(LIB_SRCS) src/app.c $(LDFLAGS) $(LIBEVENT_LIBS) $(CHECK_LIBS)
-tests/bin/check_%.asan: tests/check_%.c $(LIB_SRCS) src/app.c $(HEADERS) tests/guard.h
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itools -o $@ $< \
+		$(SUITE_LIBS) $(LDFLAGS) $(LIBEVENT_LIBS) $(CHECK_LIBS)
+tests/bin/check_%.asan: tests/check_%.c $(SUITE_LIBS_ASAN) $(HEADERS) \
+		$(TOOL_HEADERS) tests/guard.h
 	@mkdir -p tests/bin
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) $(CHECK_CFLAGS) -o $@ $< $(CHECK_EXTRA) \
-		$(LIB_SRCS) src/app.c $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS) $(CHECK_LIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) $(CHECK_CFLAGS) -Itools \
+		-o $@ $< $(SUITE_LIBS_ASAN) $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS) \
+		$(CHECK_LIBS)
 
 # The fuzz harness runs on its seed corpus in every `make check` (gcc,
 # sanitizers, no libFuzzer); `make fuzz` runs the real fuzzer with clang.
-tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c $(LIB_SRCS) src/app.c $(HEADERS)
+tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/app.o \
+		src/asan/libevfcgi.a $(HEADERS)
 	@mkdir -p tests/bin
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -o $@ fuzz/fuzz_conn.c fuzz/replay.c \
-		$(LIB_SRCS) src/app.c $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -o $@ fuzz/fuzz_conn.c \
+		fuzz/replay.c src/asan/app.o src/asan/libevfcgi.a $(LDFLAGS) \
+		$(SAN) $(LIBEVENT_LIBS)
 
 fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(HEADERS)
 	clang -std=c11 -D_GNU_SOURCE -I. -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -108,8 +139,9 @@ demo: all
 	bash scripts/demo
 
 clean:
-	rm -f src/*.o src/*.a src/evfcgid $(TOOLS) $(TOOL_LIB_OBJS) fuzz/fuzz_conn
-	rm -rf tests/bin tests/out
+	rm -f src/*.o src/*.a src/evfcgid $(TOOLS) tools/*.o tools/*.a \
+		fuzz/fuzz_conn
+	rm -rf src/asan tools/asan tests/bin tests/out
 
 distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \

@@ -49,8 +49,7 @@ fcgi_parse(const uint8_t *buf, size_t len, struct fcgi_record *rec)
 	/* Type 0 does not exist; every other byte value may be a future type. */
 	if (rec->hdr.type == 0)
 		return -1;
-	total = FCGI_HEADER_LEN + (size_t)rec->hdr.content_length +
-	    rec->hdr.padding_length;
+	total = fcgi_record_len(&rec->hdr);
 	if (len < total)
 		return 0;
 	rec->content = buf + FCGI_HEADER_LEN;
@@ -61,6 +60,12 @@ uint8_t
 fcgi_padding(size_t content_length)
 {
 	return (uint8_t)((8 - (content_length & 7)) & 7);
+}
+
+size_t
+fcgi_record_len(const struct fcgi_header *h)
+{
+	return FCGI_HEADER_LEN + (size_t)h->content_length + h->padding_length;
 }
 
 int

@@ -87,6 +87,9 @@ void	fcgi_header_encode(uint8_t *out, uint8_t type, uint16_t request_id,
  */
 ssize_t	fcgi_parse(const uint8_t *buf, size_t len, struct fcgi_record *rec);
 
+/* The bytes a record spans on the wire: header, content and padding. */
+size_t	fcgi_record_len(const struct fcgi_header *h);
+
 /* Padding that brings a content length up to a multiple of 8. */
 uint8_t	fcgi_padding(size_t content_length);
 

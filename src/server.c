@@ -24,6 +24,7 @@
 #include <event2/listener.h>
 
 #include "conn.h"
+#include "listen.h"
 #include "log.h"
 
 #define LISTEN_BACKLOG	1024
@@ -39,9 +40,6 @@ static void	server_signalcb(evutil_socket_t, short, void *);
 static void	server_set_accepting(struct evfcgi_server *, int);
 static int	server_add_listener(struct evfcgi_server *, int,
 		    const char *, const char *);
-static int	bind_inet(const char *, char *, size_t);
-static int	bind_unix(const char *, int, char *, size_t);
-static void	sockaddr_name(const struct sockaddr *, char *, size_t);
 
 void
 evfcgi_limits_default(struct evfcgi_limits *lim)
@@ -332,26 +330,17 @@ evfcgi_listen(struct evfcgi_server *srv, const char *addr, int mode,
 	struct sockaddr_storage	 ss;
 	socklen_t		 slen = sizeof(ss);
 	char			 name[128];
-	int			 fd;
+	int			 fd, is_unix = strncmp(addr, "unix:", 5) == 0;
 
-	if (strncmp(addr, "unix:", 5) == 0) {
-		if ((fd = bind_unix(addr + 5, mode, err, errlen)) == -1)
-			return -1;
-		snprintf(name, sizeof(name), "%s", addr);
-		if (server_add_listener(srv, fd, name, addr + 5) == -1) {
-			snprintf(err, errlen, "%s: out of memory", addr);
-			return -1;
-		}
-		return 0;
-	}
-	if ((fd = bind_inet(addr, err, errlen)) == -1)
+	if ((fd = listen_bind(addr, mode, LISTEN_BACKLOG, err, errlen)) == -1)
 		return -1;
 	/* Name the real port, which the kernel picked if the address said 0. */
-	if (getsockname(fd, (struct sockaddr *)&ss, &slen) == 0)
-		sockaddr_name((struct sockaddr *)&ss, name, sizeof(name));
-	else
+	if (is_unix || getsockname(fd, (struct sockaddr *)&ss, &slen) == -1)
 		snprintf(name, sizeof(name), "%s", addr);
-	if (server_add_listener(srv, fd, name, NULL) == -1) {
+	else
+		sockaddr_name((struct sockaddr *)&ss, name, sizeof(name));
+	if (server_add_listener(srv, fd, name,
+	    is_unix ? addr + 5 : NULL) == -1) {
 		snprintf(err, errlen, "%s: out of memory", addr);
 		return -1;
 	}
@@ -381,145 +370,6 @@ int
 evfcgi_adopt(struct evfcgi_server *srv, int fd)
 {
 	return conn_new(srv, fd, "adopted") == NULL ? -1 : 0;
-}
-
-/*
- * Parses "HOST:PORT" or "[V6]:PORT", binds and listens.  Returns the socket,
- * or -1 with a message in err.
- */
-static int
-bind_inet(const char *addr, char *err, size_t errlen)
-{
-	struct addrinfo	 hints, *res;
-	char		 host[256];
-	const char	*orig = addr, *port, *end;
-	size_t		 hlen;
-	int		 fd, rc, one = 1;
-
-	if (addr[0] == '[') {
-		if ((end = strchr(addr, ']')) == NULL || end[1] != ':') {
-			snprintf(err, errlen, "%s: expected [V6]:PORT", addr);
-			return -1;
-		}
-		hlen = (size_t)(end - addr - 1);
-		addr++;
-		port = end + 2;
-	} else {
-		if ((end = strrchr(addr, ':')) == NULL ||
-		    memchr(addr, ':', (size_t)(end - addr)) != NULL) {
-			snprintf(err, errlen, "%s: expected HOST:PORT, "
-			    "[V6]:PORT or unix:/path", addr);
-			return -1;
-		}
-		hlen = (size_t)(end - addr);
-		port = end + 1;
-	}
-	if (hlen == 0 || hlen >= sizeof(host) || *port == '\0' ||
-	    strspn(port, "0123456789") != strlen(port) || atol(port) > 65535) {
-		snprintf(err, errlen, "%s: bad host or port", orig);
-		return -1;
-	}
-	memcpy(host, addr, hlen);
-	host[hlen] = '\0';
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
-		snprintf(err, errlen, "%s: %s", host, gai_strerror(rc));
-		return -1;
-	}
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd == -1) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		freeaddrinfo(res);
-		return -1;
-	}
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (res->ai_family == AF_INET6)
-		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
-		    sizeof(one));
-	if (bind(fd, res->ai_addr, res->ai_addrlen) == -1 ||
-	    listen(fd, LISTEN_BACKLOG) == -1) {
-		snprintf(err, errlen, "cannot listen on %s:%s: %s", host, port,
-		    strerror(errno));
-		close(fd);
-		freeaddrinfo(res);
-		return -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
-/*
- * Binds a unix socket at path: a stale socket file (nobody accepts on it)
- * is replaced, a live one is an error.  Returns the socket or -1.
- */
-static int
-bind_unix(const char *path, int mode, char *err, size_t errlen)
-{
-	struct sockaddr_un	 sun;
-	struct stat		 st;
-	int			 fd, probe;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (*path == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "unix:%s: path empty or too long", path);
-		return -1;
-	}
-	strcpy(sun.sun_path, path);
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen, "unix:%s: exists and is not a "
-			    "socket", path);
-			return -1;
-		}
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (probe != -1 && connect(probe, (struct sockaddr *)&sun,
-		    sizeof(sun)) == 0) {
-			close(probe);
-			snprintf(err, errlen, "unix:%s: another server is "
-			    "listening on it", path);
-			return -1;
-		}
-		if (probe != -1)
-			close(probe);
-		unlink(path);
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    chmod(path, (mode_t)mode) == -1 ||
-	    listen(fd, LISTEN_BACKLOG) == -1) {
-		snprintf(err, errlen, "cannot listen on unix:%s: %s", path,
-		    strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* "1.2.3.4:80", "[::1]:80" or "unix" for logs. */
-static void
-sockaddr_name(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char	 a[INET6_ADDRSTRLEN];
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const void *)sa;
-
-		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
-		snprintf(buf, len, "%s:%u", a, ntohs(sin->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const void *)sa;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
-		snprintf(buf, len, "[%s]:%u", a, ntohs(sin6->sin6_port));
-	} else
-		snprintf(buf, len, "unix");
 }
 
 void

@@ -1,0 +1,241 @@
+/*
+ * listen.c: the one parser of evfcgid's address syntax, resolution and
+ * binding.  Pure socket calls: errors come back as strings, nothing is
+ * logged and nothing exits.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "listen.h"
+
+static int	addr_parse_unix(const char *, struct addr *, const char **);
+static int	addr_split(const char *, int, struct addr *, const char **);
+static int	bind_inet(const char *, const struct addr *, int, char *,
+		    size_t);
+static int	bind_unix(const struct addr *, int, int, char *, size_t);
+
+int
+addr_parse(const char *s, int passive, struct addr *a, const char **why)
+{
+	memset(a, 0, sizeof(*a));
+	if (strncmp(s, "unix:", 5) == 0)
+		return addr_parse_unix(s + 5, a, why);
+	if (addr_split(s, passive, a, why) == -1)
+		return -1;
+	return addr_resolve(a->a_host, a->a_port, passive, &a->a_ss,
+	    &a->a_len, why);
+}
+
+/* Fills a with the unix socket at path.  0, or -1 with *why. */
+static int
+addr_parse_unix(const char *path, struct addr *a, const char **why)
+{
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&a->a_ss;
+	size_t			 len = strlen(path);
+
+	if (len == 0 || len >= sizeof(sun->sun_path) ||
+	    len >= sizeof(a->a_host)) {
+		*why = "empty or too long socket path";
+		return -1;
+	}
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, path, len + 1);
+	a->a_len = (socklen_t)sizeof(*sun);
+	a->a_unix = 1;
+	memcpy(a->a_host, path, len + 1);
+	snprintf(a->a_port, sizeof(a->a_port), "0");
+	return 0;
+}
+
+/*
+ * Splits HOST:PORT or [V6]:PORT into a->a_host and a->a_port, checking the
+ * port (0 only when passive).  Returns 0, or -1 with *why.
+ */
+static int
+addr_split(const char *s, int passive, struct addr *a, const char **why)
+{
+	const char	*h = s, *he, *port;
+	size_t		 hl, i, plen;
+	unsigned long	 n = 0;
+
+	if (s[0] == '[') {
+		h = s + 1;
+		if ((he = strchr(h, ']')) == NULL || he[1] != ':') {
+			*why = "expected [V6]:PORT";
+			return -1;
+		}
+	} else {
+		if ((he = strrchr(s, ':')) == NULL) {
+			*why = "expected HOST:PORT, [V6]:PORT or unix:/path";
+			return -1;
+		}
+		if (memchr(s, ':', (size_t)(he - s)) != NULL) {
+			*why = "an IPv6 address needs brackets: [V6]:PORT";
+			return -1;
+		}
+	}
+	port = s[0] == '[' ? he + 2 : he + 1;
+	hl = (size_t)(he - h);
+	if (hl == 0 || hl >= sizeof(a->a_host)) {
+		*why = "empty or too long host";
+		return -1;
+	}
+	plen = strlen(port);
+	for (i = 0; i < plen && plen <= 5; i++)
+		n = n * 10 + (unsigned long)(port[i] - '0');
+	if (plen == 0 || plen > 5 || strspn(port, "0123456789") != plen ||
+	    n > 65535 || (n == 0 && !passive)) {
+		*why = "bad port";
+		return -1;
+	}
+	memcpy(a->a_host, h, hl);
+	a->a_host[hl] = '\0';
+	snprintf(a->a_port, sizeof(a->a_port), "%lu", n);
+	return 0;
+}
+
+int
+addr_resolve(const char *host, const char *port, int passive,
+    struct sockaddr_storage *ss, socklen_t *len, const char **why)
+{
+	struct addrinfo	 hints, *res, *ai, *pick;
+	int		 gai;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	/* No AI_ADDRCONFIG: a host with only loopback must still resolve. */
+	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+	if ((gai = getaddrinfo(host, port, &hints, &res)) != 0) {
+		*why = gai_strerror(gai);
+		return -1;
+	}
+	/* A server binds what the resolver lists first; a client tries v4. */
+	pick = res;
+	for (ai = res; !passive && ai != NULL; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET) {
+			pick = ai;
+			break;
+		}
+	memcpy(ss, pick->ai_addr, pick->ai_addrlen);
+	*len = pick->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+int
+listen_bind(const char *addr, int mode, int backlog, char *err,
+    size_t errlen)
+{
+	struct addr	 a;
+	const char	*why;
+
+	if (addr_parse(addr, 1, &a, &why) == -1) {
+		snprintf(err, errlen, "%s: %s", addr, why);
+		return -1;
+	}
+	if (a.a_unix)
+		return bind_unix(&a, mode, backlog, err, errlen);
+	return bind_inet(addr, &a, backlog, err, errlen);
+}
+
+/* Binds and listens on the TCP address a.  The socket, or -1 with err. */
+static int
+bind_inet(const char *addr, const struct addr *a, int backlog, char *err,
+    size_t errlen)
+{
+	int	 fd, one = 1;
+
+	fd = socket(a->a_ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a->a_ss.ss_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&a->a_ss, a->a_len) == -1 ||
+	    listen(fd, backlog) == -1) {
+		snprintf(err, errlen, "cannot listen on %s: %s", addr,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Binds the unix socket a: a stale socket file (nobody accepts on it) is
+ * replaced, a live one is an error.  Returns the socket, or -1 with err.
+ */
+static int
+bind_unix(const struct addr *a, int mode, int backlog, char *err,
+    size_t errlen)
+{
+	const char	*path = a->a_host;
+	struct stat	 st;
+	int		 fd, probe;
+
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "unix:%s: exists and is not a "
+			    "socket", path);
+			return -1;
+		}
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe != -1 && connect(probe,
+		    (const struct sockaddr *)&a->a_ss, a->a_len) == 0) {
+			close(probe);
+			snprintf(err, errlen, "unix:%s: another server is "
+			    "listening on it", path);
+			return -1;
+		}
+		if (probe != -1)
+			close(probe);
+		unlink(path);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (bind(fd, (const struct sockaddr *)&a->a_ss, a->a_len) == -1 ||
+	    chmod(path, (mode_t)mode) == -1 || listen(fd, backlog) == -1) {
+		snprintf(err, errlen, "cannot listen on unix:%s: %s", path,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void
+sockaddr_name(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char	 a[INET6_ADDRSTRLEN];
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)sa;
+
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(sin->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)sa;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(sin6->sin6_port));
+	} else
+		snprintf(buf, len, "unix");
+}

@@ -1,0 +1,50 @@
+/*
+ * listen.h: socket addresses as evfcgid writes them ("HOST:PORT",
+ * "[V6]:PORT", "unix:/path"), name resolution, and binding a listening
+ * socket.  No logging, no exits, no state: the server and the tools that
+ * link the project share it (blocking_fcgid stays independent on purpose).
+ */
+#ifndef LISTEN_H
+#define LISTEN_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+/* One parsed (and, for TCP, resolved) address. */
+struct addr {
+	struct sockaddr_storage	 a_ss;
+	socklen_t		 a_len;
+	int			 a_unix;	/* a_host holds the path */
+	char			 a_host[256];	/* no brackets; or the path */
+	char			 a_port[8];	/* decimal; "0" for unix */
+};
+
+/*
+ * Parses s, one of HOST:PORT, [V6]:PORT or unix:/path, into a, resolving
+ * HOST (IPv4 first when a name has both); passive for an address to bind
+ * (port 0 allowed, "*" or "0.0.0.0" for every address).  Returns 0, or -1
+ * with *why set to a static reason.
+ */
+int	addr_parse(const char *s, int passive, struct addr *a,
+	    const char **why);
+
+/*
+ * Resolves host and port (numeric) into ss, preferring IPv4 when a name has
+ * both.  Returns 0, or -1 with *why set to a static reason.
+ */
+int	addr_resolve(const char *host, const char *port, int passive,
+	    struct sockaddr_storage *ss, socklen_t *len, const char **why);
+
+/*
+ * Binds and listens on addr (as for addr_parse); a unix socket gets mode,
+ * and a stale socket file at its path is replaced while a live one is an
+ * error.  Returns the listening socket (close-on-exec), or -1 with a
+ * message in err (errlen bytes).
+ */
+int	listen_bind(const char *addr, int mode, int backlog, char *err,
+	    size_t errlen);
+
+/* "1.2.3.4:80", "[::1]:80" or "unix" (for logs), into buf. */
+void	sockaddr_name(const struct sockaddr *sa, char *buf, size_t len);
+
+#endif /* LISTEN_H */
