@@ -97,13 +97,15 @@ tests/bin/freeport: tests/freeport.c
 SUITE_LIBS = src/app.o tools/libtools.a src/libevfcgi.a
 SUITE_LIBS_ASAN = src/asan/app.o tools/asan/libtools.a src/asan/libevfcgi.a
 
+TEST_HEADERS = $(wildcard tests/*.h)
+
 tests/bin/check_%: tests/check_%.c $(SUITE_LIBS) $(HEADERS) $(TOOL_HEADERS) \
-		tests/guard.h
+		$(TEST_HEADERS)
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itools -o $@ $< \
 		$(SUITE_LIBS) $(LDFLAGS) $(LIBEVENT_LIBS) $(CHECK_LIBS)
 tests/bin/check_%.asan: tests/check_%.c $(SUITE_LIBS_ASAN) $(HEADERS) \
-		$(TOOL_HEADERS) tests/guard.h
+		$(TOOL_HEADERS) $(TEST_HEADERS)
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) $(CHECK_CFLAGS) -Itools \
 		-o $@ $< $(SUITE_LIBS_ASAN) $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS) \

@@ -1,0 +1,322 @@
+/*
+ * check_fcgi_out.c: the record writer.  What it appends is parsed back
+ * with the codec record by record: every record whole, 8-aligned, of the
+ * right type and id, and the content equal to what went in, by copy, by
+ * reference and by move, at every length around the record boundaries.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "fcgi_out.h"
+#include "fcgi_proto.h"
+#include "tests/suite.h"
+
+/* What parse_out found in a buffer. */
+struct parsed {
+	uint8_t		*stdout_bytes;
+	size_t		 stdout_len;
+	size_t		 records;
+	int		 stdout_ended;	/* an empty STDOUT record */
+	int		 ended;		/* END_REQUEST */
+	uint8_t		 pstatus;
+	uint8_t		 last_type;
+};
+
+static uint8_t	*src_bytes;
+
+/* len bytes of a pattern that never repeats within 251 bytes. */
+static const uint8_t *
+src(size_t len)
+{
+	size_t	 i;
+
+	free(src_bytes);
+	ck_assert_ptr_nonnull(src_bytes = malloc(len + 1));
+	for (i = 0; i < len; i++)
+		src_bytes[i] = (uint8_t)(i % 251);
+	return src_bytes;
+}
+
+/*
+ * Parses everything in out as records for id (management records: id 0),
+ * asserting each is whole and 8-aligned; fills p.
+ */
+static void
+parse_out(struct evbuffer *out, uint16_t id, struct parsed *p)
+{
+	size_t			 len = evbuffer_get_length(out), off = 0;
+	const uint8_t		*b = evbuffer_pullup(out, -1);
+	struct fcgi_record	 rec;
+	ssize_t			 n;
+
+	memset(p, 0, sizeof(*p));
+	ck_assert_ptr_nonnull(p->stdout_bytes = malloc(len + 1));
+	while (off < len) {
+		n = fcgi_parse(b + off, len - off, &rec);
+		ck_assert_int_gt(n, 0);
+		ck_assert_uint_eq((size_t)n % 8, 0);
+		ck_assert_uint_eq(rec.hdr.request_id, id);
+		ck_assert(!p->ended);
+		p->records++;
+		p->last_type = rec.hdr.type;
+		if (rec.hdr.type == FCGI_STDOUT) {
+			ck_assert(!p->stdout_ended);
+			if (rec.hdr.content_length == 0)
+				p->stdout_ended = 1;
+			memcpy(p->stdout_bytes + p->stdout_len, rec.content,
+			    rec.hdr.content_length);
+			p->stdout_len += rec.hdr.content_length;
+		} else if (rec.hdr.type == FCGI_END_REQUEST) {
+			ck_assert_int_eq(fcgi_end_decode(rec.content,
+			    rec.hdr.content_length, &(uint32_t){ 0 },
+			    &p->pstatus), 0);
+			p->ended = 1;
+		}
+		off += (size_t)n;
+	}
+}
+
+static void
+parsed_free(struct parsed *p)
+{
+	free(p->stdout_bytes);
+}
+
+/* Frames len bytes by how (0 copy, 1 reference, 2 move) and checks them. */
+static void
+stream_roundtrip(int how, size_t len)
+{
+	struct evbuffer	*out = evbuffer_new(), *from = evbuffer_new();
+	const uint8_t	*data = src(len);
+	struct parsed	 p;
+	int		 rc;
+
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(from);
+	if (how == 0)
+		rc = fcgi_out_stdout_copy(out, 7, data, len);
+	else if (how == 1)
+		rc = fcgi_out_stdout_ref(out, 7, data, len);
+	else {
+		ck_assert_int_eq(evbuffer_add(from, data, len), 0);
+		ck_assert_int_eq(evbuffer_add(from, "rest", 4), 0);
+		rc = fcgi_out_stdout_move(out, 7, from, len);
+		ck_assert_uint_eq(evbuffer_get_length(from), 4);
+	}
+	ck_assert_int_eq(rc, 0);
+	parse_out(out, 7, &p);
+	ck_assert_uint_eq(p.stdout_len, len);
+	ck_assert_uint_eq(p.records, (len + FCGI_MAX_ALIGNED - 1) /
+	    FCGI_MAX_ALIGNED);
+	ck_assert(!p.stdout_ended);
+	ck_assert(len == 0 || memcmp(p.stdout_bytes, data, len) == 0);
+	parsed_free(&p);
+	evbuffer_free(out);
+	evbuffer_free(from);
+}
+
+START_TEST(record_copy)
+{
+	struct evbuffer		*out = evbuffer_new();
+	struct fcgi_record	 rec;
+	const uint8_t		*b;
+
+	ck_assert_int_eq(fcgi_out_record(out, FCGI_GET_VALUES_RESULT, 0,
+	    "abcde", 5), 0);
+	ck_assert_uint_eq(evbuffer_get_length(out), 16);
+	b = evbuffer_pullup(out, -1);
+	ck_assert_int_eq(fcgi_parse(b, 16, &rec), 16);
+	ck_assert_int_eq(rec.hdr.type, FCGI_GET_VALUES_RESULT);
+	ck_assert_int_eq(rec.hdr.content_length, 5);
+	ck_assert_int_eq(rec.hdr.padding_length, 3);
+	ck_assert_mem_eq(rec.content, "abcde", 5);
+	evbuffer_free(out);
+}
+END_TEST
+
+START_TEST(record_empty_and_largest)
+{
+	struct evbuffer		*out = evbuffer_new();
+	struct fcgi_record	 rec;
+	const uint8_t		*big = src(FCGI_MAX_CONTENT);
+
+	ck_assert_int_eq(fcgi_out_record(out, FCGI_STDOUT, 1, NULL, 0), 0);
+	ck_assert_uint_eq(evbuffer_get_length(out), 8);
+	ck_assert_int_eq(fcgi_out_record(out, FCGI_STDOUT, 1, big,
+	    FCGI_MAX_CONTENT), 0);
+	ck_assert_uint_eq(evbuffer_get_length(out), 8 + 8 + 65536);
+	evbuffer_drain(out, 8);
+	ck_assert_int_eq(fcgi_parse(evbuffer_pullup(out, -1),
+	    evbuffer_get_length(out), &rec), 8 + 65536);
+	ck_assert_int_eq(rec.hdr.padding_length, 1);
+	evbuffer_free(out);
+}
+END_TEST
+
+START_TEST(stream_by_copy)
+{
+	stream_roundtrip(0, 5);
+}
+END_TEST
+
+START_TEST(stream_by_reference_is_not_copied)
+{
+	struct evbuffer	*out = evbuffer_new();
+	uint8_t		 data[64];
+	struct parsed	 p;
+
+	memset(data, 'a', sizeof(data));
+	ck_assert_int_eq(fcgi_out_stdout_ref(out, 3, data, sizeof(data)), 0);
+	/* The buffer holds the caller's bytes: a change shows through. */
+	data[10] = 'Z';
+	parse_out(out, 3, &p);
+	ck_assert_uint_eq(p.stdout_len, 64);
+	ck_assert_int_eq(p.stdout_bytes[10], 'Z');
+	parsed_free(&p);
+	evbuffer_free(out);
+}
+END_TEST
+
+START_TEST(stream_by_move)
+{
+	stream_roundtrip(2, 100000);
+}
+END_TEST
+
+START_TEST(finish_and_end)
+{
+	struct evbuffer	*out = evbuffer_new();
+	struct parsed	 p;
+
+	ck_assert_int_eq(fcgi_out_stdout_copy(out, 9, "hi", 2), 0);
+	ck_assert_int_eq(fcgi_out_finish(out, 9), 0);
+	parse_out(out, 9, &p);
+	ck_assert(p.stdout_ended && p.ended);
+	ck_assert_int_eq(p.pstatus, FCGI_REQUEST_COMPLETE);
+	ck_assert_uint_eq(p.records, 3);
+	parsed_free(&p);
+	evbuffer_drain(out, evbuffer_get_length(out));
+	ck_assert_int_eq(fcgi_out_end_request(out, 9, FCGI_OVERLOADED), 0);
+	parse_out(out, 9, &p);
+	ck_assert(p.ended && !p.stdout_ended);
+	ck_assert_int_eq(p.pstatus, FCGI_OVERLOADED);
+	parsed_free(&p);
+	evbuffer_free(out);
+}
+END_TEST
+
+START_TEST(unknown_type)
+{
+	struct evbuffer		*out = evbuffer_new();
+	struct fcgi_record	 rec;
+
+	ck_assert_int_eq(fcgi_out_unknown_type(out, 77), 0);
+	ck_assert_int_eq(fcgi_parse(evbuffer_pullup(out, -1), 16, &rec), 16);
+	ck_assert_int_eq(rec.hdr.type, FCGI_UNKNOWN_TYPE);
+	ck_assert_int_eq(rec.hdr.request_id, 0);
+	ck_assert_int_eq(rec.content[0], 77);
+	evbuffer_free(out);
+}
+END_TEST
+
+/* Every length around one and two record boundaries, all three ways. */
+START_TEST(stream_every_boundary)
+{
+	static const size_t	 base[] = { 0, FCGI_MAX_ALIGNED,
+	    2 * FCGI_MAX_ALIGNED };
+	size_t			 i;
+	int			 d, how;
+
+	for (how = 0; how < 3; how++)
+		for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+			for (d = -9; d <= 9; d++)
+				if ((long)base[i] + d >= 0)
+					stream_roundtrip(how,
+					    (size_t)((long)base[i] + d));
+}
+END_TEST
+
+START_TEST(move_more_than_there_is)
+{
+	struct evbuffer	*out = evbuffer_new(), *from = evbuffer_new();
+
+	ck_assert_int_eq(evbuffer_add(from, "abc", 3), 0);
+	ck_assert_int_eq(fcgi_out_stdout_move(out, 1, from, 4), -1);
+	ck_assert_uint_eq(evbuffer_get_length(out), 0);
+	ck_assert_uint_eq(evbuffer_get_length(from), 3);
+	evbuffer_free(out);
+	evbuffer_free(from);
+}
+END_TEST
+
+START_TEST(record_too_long)
+{
+	struct evbuffer	*out = evbuffer_new();
+
+	ck_assert_int_eq(fcgi_out_record(out, FCGI_STDOUT, 1, src(65536),
+	    65536), -1);
+	ck_assert_uint_eq(evbuffer_get_length(out), 0);
+	evbuffer_free(out);
+}
+END_TEST
+
+/* A buffer that cannot grow: every writer says so. */
+START_TEST(buffer_cannot_grow)
+{
+	struct evbuffer	*out = evbuffer_new(), *from = evbuffer_new();
+
+	ck_assert_int_eq(evbuffer_add(from, "abc", 3), 0);
+	ck_assert_int_eq(evbuffer_freeze(out, 0), 0);
+	ck_assert_int_eq(fcgi_out_small(out, "x", 1), -1);
+	ck_assert_int_eq(fcgi_out_record(out, FCGI_STDOUT, 1, "x", 1), -1);
+	ck_assert_int_eq(fcgi_out_stdout_copy(out, 1, "x", 1), -1);
+	ck_assert_int_eq(fcgi_out_stdout_ref(out, 1, "x", 1), -1);
+	ck_assert_int_eq(fcgi_out_stdout_move(out, 1, from, 3), -1);
+	ck_assert_int_eq(fcgi_out_finish(out, 1), -1);
+	ck_assert_int_eq(fcgi_out_end_request(out, 1, 0), -1);
+	ck_assert_int_eq(fcgi_out_unknown_type(out, 99), -1);
+	ck_assert_uint_eq(evbuffer_get_length(out), 0);
+	evbuffer_free(out);
+	evbuffer_free(from);
+}
+END_TEST
+
+static Suite *
+out_suite(void)
+{
+	Suite	*s = suite_create("fcgi_out");
+	TCase	*tc;
+
+	tc = tcase_create("core");
+	tcase_add_test(tc, record_copy);
+	tcase_add_test(tc, record_empty_and_largest);
+	tcase_add_test(tc, stream_by_copy);
+	tcase_add_test(tc, stream_by_reference_is_not_copied);
+	tcase_add_test(tc, stream_by_move);
+	tcase_add_test(tc, finish_and_end);
+	tcase_add_test(tc, unknown_type);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("partial");
+	tcase_add_test(tc, stream_every_boundary);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("malformed");
+	tcase_add_test(tc, move_more_than_there_is);
+	tcase_add_test(tc, record_too_long);
+	tcase_add_test(tc, buffer_cannot_grow);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	int	 rc = suite_run(out_suite());
+
+	free(src_bytes);
+	return rc;
+}
