@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	int			 sv[2], i;
 
 	fuzz_codec(data, len);
+	/* As evfcgi.h asks of every application. */
+	signal(SIGPIPE, SIG_IGN);
 	log_init("fuzz", LOG_ERR, 0, NULL);
 	evfcgi_limits_default(&lim);
 	lim.max_params = 4096;

@@ -1,6 +1,8 @@
 /*
- * conn.h: one FastCGI connection: its parser state, its request table and
- * its output buffer with watermarks.  Only server.c and conn.c include it.
+ * conn.h: one FastCGI connection: the bytes and records of its socket, its
+ * table of requests in flight, its timers and its output buffer paced by
+ * watermarks.  It knows nothing of the server above it: what it needs from
+ * there comes in a struct conn_env at conn_new().
  */
 #ifndef CONN_H
 #define CONN_H
@@ -9,12 +11,33 @@
 
 #include <stdint.h>
 
+#include "budget.h"
 #include "evfcgi.h"
-#include "server.h"
+#include "request.h"
 
 struct bufferevent;
 struct event;
+struct event_base;
+struct conn;
 
+/* What the layer above lends every connection; it outlives them all. */
+struct conn_env {
+	struct event_base		*ce_base;
+	const struct evfcgi_limits	*ce_lim;
+	struct evfcgi_stats		*ce_st;		/* counters to keep */
+	struct budget			*ce_budget;	/* the global output cap */
+	struct evfcgi_server		*ce_srv;	/* for the application */
+	/* The handler for path and its argument, or NULL when none. */
+	evfcgi_handler	(*ce_route)(void *arg, const char *path, void **harg);
+	/* c is closing and is freed right after. */
+	void		(*ce_closed)(void *arg, struct conn *c);
+	void		*ce_arg;
+};
+
+/*
+ * READING <-> PAUSED (output above the high mark), either -> CLOSING (no
+ * more input; closes once the output is flushed), any -> DEAD.
+ */
 enum conn_state {
 	CONN_READING,	/* reading and serving requests */
 	CONN_PAUSED,	/* output above the high mark: no new input read */
@@ -22,74 +45,45 @@ enum conn_state {
 	CONN_DEAD	/* torn down; freed when the callback unwinds */
 };
 
-enum req_state {
-	REQ_PARAMS,	/* collecting PARAMS */
-	REQ_STDIN,	/* collecting the body */
-	REQ_HANDLER,	/* the application owns it */
-	REQ_DRAIN	/* answered; discarding input until STDIN ends */
-};
-
+/* The one timer a connection runs, by what it waits for. */
 enum conn_timer {
 	TIMER_NONE,
 	TIMER_HEADER,	/* deadline for the PARAMS of a request */
-	TIMER_IDLE	/* no input for idle_timeout */
-};
-
-struct param {
-	const char	*p_name;
-	const char	*p_value;
-};
-
-struct evfcgi_req {
-	struct conn		*r_conn;
-	uint16_t		 r_id;
-	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
-	enum req_state		 r_state;
-	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
-	int			 r_reject;	/* status to answer, 0: none */
-	struct evbuffer		*r_params;	/* raw PARAMS until complete */
-	struct param		*r_pv;		/* parsed, NUL-ended */
-	size_t			 r_npv;
-	char			*r_pvmem;
-	char			*r_path;
-	struct evbuffer		*r_body;
-	size_t			 r_body_len;
-	int			 r_headers_sent;
-	evfcgi_producer		 r_producer;
-	void			*r_producer_arg;
-	evfcgi_abort_cb		 r_abort;
-	void			*r_abort_arg;
-	TAILQ_ENTRY(evfcgi_req)	 r_prod_entry;	/* on c_producers */
-	int			 r_producing;
+	TIMER_IDLE,	/* no input for idle_timeout */
+	TIMER_FAIL	/* output failed: close on the next loop turn */
 };
 
 TAILQ_HEAD(req_list, evfcgi_req);
 
 struct conn {
-	struct evfcgi_server	*c_srv;
+	const struct conn_env	*c_env;
 	struct bufferevent	*c_bev;
 	enum conn_state		 c_state;
+	struct req_link		 c_link;	/* lent to its requests */
 	struct evfcgi_req	**c_reqs;	/* max_reqs slots */
 	size_t			 c_nreqs;
 	struct req_list		 c_producers;	/* round-robin order */
+	struct budget_waiter	 c_wait;	/* held by the global cap */
 	uint64_t		 c_served;
 	int			 c_close_after;	/* close when no request left */
-	int			 c_starved;
 	int			 c_in_cb;	/* inside one of our callbacks */
 	enum conn_timer		 c_timer_kind;
 	struct event		*c_timer;
+	const char		*c_fail_why;	/* set with TIMER_FAIL */
 	char			 c_peer[64];
-	TAILQ_ENTRY(conn)	 c_entry;	/* on srv_conns */
-	TAILQ_ENTRY(conn)	 c_starve_entry;	/* on srv_starved */
+	TAILQ_ENTRY(conn)	 c_entry;	/* for the layer above */
 };
 
 /*
  * Serves the connected socket fd (now owned by the connection).  Returns
  * the connection, or NULL (fd closed) when out of memory.
  */
-struct conn	*conn_new(struct evfcgi_server *srv, int fd, const char *peer);
+struct conn	*conn_new(const struct conn_env *env, int fd, const char *peer);
 
-/* Tears the connection down, aborting its requests.  Idempotent. */
+/*
+ * Tears the connection down, aborting its requests; env's closed callback
+ * runs.  Idempotent; c is freed unless one of its callbacks is running.
+ */
 void		 conn_close(struct conn *c, const char *why);
 
 /* Fills output from the producers up to the high mark. */
@@ -104,5 +98,31 @@ void		 conn_drain(struct conn *c);
  * for an instant: libevent hands the kernel what fits right after a pump.)
  */
 int		 conn_stalled(const struct conn *c);
+
+/*
+ * Between conn.c and conn_input.c only (the input side of the same
+ * connection); no other file calls these.
+ */
+
+/* Parses and acts on the whole records in c's input (conn_input.c). */
+void		 conn_process_input(struct conn *c);
+
+/* Closes c at once for what its peer did wrong (counted, logged). */
+void		 conn_error(struct conn *c, const char *why);
+
+/* Checks an fcgi_out result of c's own: -1 makes c close.  Returns rc. */
+int		 conn_out(struct conn *c, int rc);
+
+/* Closes c if it is to close after its last request and none is left. */
+void		 conn_maybe_close(struct conn *c);
+
+/* Frees r and its slot in c; says nothing on the wire. */
+void		 conn_req_free(struct conn *c, struct evfcgi_req *r);
+
+/* Moves c to state s.  0, or -1 (logged) for a step it cannot take. */
+int		 conn_set_state(struct conn *c, enum conn_state s);
+
+/* Arms the one timer c needs now. */
+void		 conn_timer_update(struct conn *c);
 
 #endif /* CONN_H */

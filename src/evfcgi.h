@@ -60,7 +60,9 @@ typedef void	(*evfcgi_handler)(struct evfcgi_req *, void *);
 /*
  * Called when the connection has room for about room more bytes; writes
  * some output.  Returns 1 when the body is complete (the engine then
- * finishes the request), 0 to be called again when there is room.
+ * finishes the request), 0 to be called again when there is room.  A
+ * producer that ends the request itself (evfcgi_finish() or an error
+ * answer) returns 0: the request is gone by then.
  */
 typedef int	(*evfcgi_producer)(struct evfcgi_req *, size_t room, void *);
 
@@ -99,8 +101,18 @@ int	evfcgi_route(struct evfcgi_server *srv, const char *path,
 	    evfcgi_handler fn, void *arg);
 
 /*
- * Runs the loop until SIGTERM/SIGINT and the drain that follows.  Ignores
- * SIGPIPE; SIGHUP reopens the log.  Returns 0.
+ * Makes srv's loop handle SIGTERM and SIGINT (evfcgi_drain(), after which
+ * evfcgi_run() returns) and SIGHUP (the log is reopened).  The library
+ * changes no signal disposition of the process unless this is called.
+ * Returns 0, or -1 when the handlers could not be installed.
+ */
+int	evfcgi_handle_signals(struct evfcgi_server *srv);
+
+/*
+ * Runs the loop until the drain after evfcgi_drain() ends (or nothing is
+ * left to wait for).  The application must ignore SIGPIPE first: a write
+ * to a peer that has gone away raises it.  Returns 0, or -1 when the loop
+ * failed.
  */
 int	evfcgi_run(struct evfcgi_server *srv);
 
@@ -127,12 +139,17 @@ struct event_base *evfcgi_req_base(struct evfcgi_req *req);
 /*
  * Queues the CGI header block: Status, Content-Type and, unless
  * content_length is negative, Content-Length.  Returns 0, or -1 once the
- * request has finished.
+ * request has finished, when a header was queued already (a second one is
+ * refused and logged), or when the output could not be queued (the
+ * connection then closes and the abort callback runs).
  */
 int	evfcgi_header(struct evfcgi_req *req, int status, const char *ctype,
 	    long long content_length);
 
-/* Queues a copy of len bytes of body; 0, or -1 once the request finished. */
+/*
+ * Queues a copy of len bytes of body.  Returns 0, or -1 before the header,
+ * once the request finished, or when the output could not be queued.
+ */
 int	evfcgi_write(struct evfcgi_req *req, const void *data, size_t len);
 
 /*
@@ -160,7 +177,11 @@ void	evfcgi_finish(struct evfcgi_req *req);
 void	evfcgi_respond(struct evfcgi_req *req, int status, const char *ctype,
 	    const void *body, size_t len);
 
-/* A short text/plain page for an error status, then END_REQUEST. */
+/*
+ * A short text/plain page for an error status, then END_REQUEST.  After
+ * the header was sent the status can no longer be told: the response just
+ * ends there (logged), and the client sees it cut.
+ */
 void	evfcgi_respond_error(struct evfcgi_req *req, int status,
 	    const char *detail);
 

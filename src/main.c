@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,44 +25,83 @@
 
 #define MAX_LISTEN	16
 #define MAX_WORKERS	64
+#define OPT_BASE	256	/* getopt values of table rows start here */
 
-enum {
-	OPT_SOCKET_MODE = 256, OPT_MAX_CONN_REQUESTS, OPT_MAX_PARAMS,
-	OPT_MAX_BODY, OPT_MAX_SIZE, OPT_HIGH_WATER, OPT_LOW_WATER,
-	OPT_MAX_QUEUED, OPT_HEADER_TIMEOUT, OPT_IDLE_TIMEOUT,
-	OPT_WRITE_TIMEOUT, OPT_DRAIN_TIMEOUT, OPT_SNDBUF, OPT_LOG_FILE,
-	OPT_SYSLOG, OPT_WORKERS
+/* Everything the command line sets. */
+struct config {
+	struct evfcgi_limits	 lim;
+	struct app_config	 app;
+	const char		*listen[MAX_LISTEN];
+	size_t			 nlisten;
+	long			 mode;
+	const char		*log_file;
+	int			 level;
+	int			 use_syslog;
+	int			 workers;
 };
 
-static const struct option longopts[] = {
-	{ "listen",		required_argument, NULL, 'l' },
-	{ "socket-mode",	required_argument, NULL, OPT_SOCKET_MODE },
-	{ "max-conns",		required_argument, NULL, 'c' },
-	{ "max-reqs",		required_argument, NULL, 'm' },
-	{ "max-conn-requests",	required_argument, NULL, OPT_MAX_CONN_REQUESTS },
-	{ "max-params",		required_argument, NULL, OPT_MAX_PARAMS },
-	{ "max-body",		required_argument, NULL, OPT_MAX_BODY },
-	{ "max-size",		required_argument, NULL, OPT_MAX_SIZE },
-	{ "high-water",		required_argument, NULL, OPT_HIGH_WATER },
-	{ "low-water",		required_argument, NULL, OPT_LOW_WATER },
-	{ "max-queued",		required_argument, NULL, OPT_MAX_QUEUED },
-	{ "header-timeout",	required_argument, NULL, OPT_HEADER_TIMEOUT },
-	{ "idle-timeout",	required_argument, NULL, OPT_IDLE_TIMEOUT },
-	{ "write-timeout",	required_argument, NULL, OPT_WRITE_TIMEOUT },
-	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN_TIMEOUT },
-	{ "sndbuf",		required_argument, NULL, OPT_SNDBUF },
-	{ "log-file",		required_argument, NULL, OPT_LOG_FILE },
-	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
-	{ "workers",		required_argument, NULL, OPT_WORKERS },
-	{ "verbose",		no_argument,	   NULL, 'v' },
-	{ "quiet",		no_argument,	   NULL, 'q' },
-	{ "help",		no_argument,	   NULL, 'h' },
-	{ "version",		no_argument,	   NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
+/* How a flag's argument is read and where it goes. */
+enum opt_kind {
+	K_SIZE,		/* size_t, k/m/g suffix, in [min, max] */
+	K_U64,		/* uint64_t, likewise */
+	K_INT,		/* int, likewise (seconds, counts) */
+	K_MODE,		/* octal file mode */
+	K_STR,		/* const char *, as given */
+	K_LISTEN,	/* appended to the listen list */
+	K_ON,		/* no argument: the int is set to 1 */
+	K_VERBOSE,	/* no argument: one level more */
+	K_QUIET,	/* no argument: warnings and errors only */
+	K_HELP,
+	K_VERSION
 };
+
+struct opt {
+	const char	*o_name;
+	int		 o_short;	/* 0: long only */
+	enum opt_kind	 o_kind;
+	size_t		 o_off;		/* in struct config */
+	uint64_t	 o_min;
+	uint64_t	 o_max;
+};
+
+#define LIM(f)	offsetof(struct config, lim.f)
+#define CFG(f)	offsetof(struct config, f)
+
+static const struct opt opts[] = {
+	{ "listen", 'l', K_LISTEN, 0, 0, 0 },
+	{ "socket-mode", 0, K_MODE, CFG(mode), 0, 07777 },
+	{ "max-conns", 'c', K_SIZE, LIM(max_conns), 1, 1000000 },
+	{ "max-reqs", 'm', K_SIZE, LIM(max_reqs), 1, 65535 },
+	{ "max-conn-requests", 0, K_SIZE, LIM(max_conn_requests), 0,
+	    UINT32_MAX },
+	{ "max-params", 0, K_SIZE, LIM(max_params), 1, SIZE_MAX / 2 },
+	{ "max-body", 0, K_SIZE, LIM(max_body), 0, SIZE_MAX / 2 },
+	{ "max-size", 0, K_U64, CFG(app.max_size), 0, UINT64_MAX / 2 },
+	{ "high-water", 0, K_SIZE, LIM(high_water), 1, SIZE_MAX / 2 },
+	{ "low-water", 0, K_SIZE, LIM(low_water), 0, SIZE_MAX / 2 },
+	{ "max-queued", 0, K_SIZE, LIM(max_queued), 1, SIZE_MAX / 2 },
+	{ "header-timeout", 0, K_INT, LIM(header_timeout), 1, 86400 },
+	{ "idle-timeout", 0, K_INT, LIM(idle_timeout), 1, 86400 },
+	{ "write-timeout", 0, K_INT, LIM(write_timeout), 1, 86400 },
+	{ "drain-timeout", 0, K_INT, LIM(drain_timeout), 1, 86400 },
+	{ "sndbuf", 0, K_SIZE, LIM(sndbuf), 0, INT_MAX / 2 },
+	{ "log-file", 0, K_STR, CFG(log_file), 0, 0 },
+	{ "syslog", 0, K_ON, CFG(use_syslog), 0, 0 },
+	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
+	{ "verbose", 'v', K_VERBOSE, CFG(level), 0, 0 },
+	{ "quiet", 'q', K_QUIET, CFG(level), 0, 0 },
+	{ "help", 'h', K_HELP, 0, 0, 0 },
+	{ "version", 'V', K_VERSION, 0, 0, 0 }
+};
+
+#define NOPTS	(sizeof(opts) / sizeof(opts[0]))
 
 static void	usage(FILE *);
 static uint64_t	arg_size(const char *, const char *, uint64_t, uint64_t);
+static int	set_opt(struct config *, const struct opt *, const char *);
+static int	parse_args(int, char **, struct config *);
+static struct evfcgi_server *setup(const struct config *,
+		    struct event_base **);
 static void	raise_nofile(size_t);
 static void	forward_signal(int);
 static int	run_workers(struct evfcgi_server *, struct event_base *, int);
@@ -191,163 +231,184 @@ raise_nofile(size_t conns)
 		    (unsigned long long)rl.rlim_cur, conns);
 }
 
-int
-main(int argc, char **argv)
+/*
+ * Applies one flag of the table to cfg.  Returns -1 to go on, else the
+ * exit status (0 after --help or --version, 2 for a bad value).
+ */
+static int
+set_opt(struct config *cfg, const struct opt *o, const char *arg)
 {
-	struct evfcgi_limits	 lim;
-	struct app_config	 app = { .max_size = 1024ULL * 1024 * 1024 };
-	struct evfcgi_server	*srv;
-	struct event_base	*base;
-	const char		*listen[MAX_LISTEN], *log_file = NULL;
-	char			 err[256], *end;
-	size_t			 nlisten = 0, i;
-	long			 mode = 0660;
-	int			 ch, level = LOG_INFO, use_syslog = 0, rc = 0;
-	int			 workers = 1;
+	char	*p = (char *)cfg + o->o_off, *end;
+	long	 mode;
 
-	evfcgi_limits_default(&lim);
-	while ((ch = getopt_long(argc, argv, "l:c:m:vqhV", longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			if (nlisten == MAX_LISTEN) {
-				fprintf(stderr, "evfcgid: at most %d "
-				    "--listen\n", MAX_LISTEN);
-				return 2;
-			}
-			listen[nlisten++] = optarg;
-			break;
-		case OPT_SOCKET_MODE:
-			errno = 0;
-			mode = strtol(optarg, &end, 8);
-			if (errno != 0 || *end != '\0' || *optarg == '\0' ||
-			    mode < 0 || mode > 07777) {
-				fprintf(stderr, "evfcgid: --socket-mode %s: "
-				    "expected an octal mode\n", optarg);
-				return 2;
-			}
-			break;
-		case 'c':
-			lim.max_conns = arg_size("max-conns", optarg, 1,
-			    1000000);
-			break;
-		case 'm':
-			lim.max_reqs = arg_size("max-reqs", optarg, 1, 65535);
-			break;
-		case OPT_MAX_CONN_REQUESTS:
-			lim.max_conn_requests = arg_size("max-conn-requests",
-			    optarg, 0, UINT32_MAX);
-			break;
-		case OPT_MAX_PARAMS:
-			lim.max_params = arg_size("max-params", optarg, 1,
-			    SIZE_MAX / 2);
-			break;
-		case OPT_MAX_BODY:
-			lim.max_body = arg_size("max-body", optarg, 0,
-			    SIZE_MAX / 2);
-			break;
-		case OPT_MAX_SIZE:
-			app.max_size = arg_size("max-size", optarg, 0,
-			    UINT64_MAX / 2);
-			break;
-		case OPT_HIGH_WATER:
-			lim.high_water = arg_size("high-water", optarg, 1,
-			    SIZE_MAX / 2);
-			break;
-		case OPT_LOW_WATER:
-			lim.low_water = arg_size("low-water", optarg, 0,
-			    SIZE_MAX / 2);
-			break;
-		case OPT_MAX_QUEUED:
-			lim.max_queued = arg_size("max-queued", optarg, 1,
-			    SIZE_MAX / 2);
-			break;
-		case OPT_HEADER_TIMEOUT:
-			lim.header_timeout = (int)arg_size("header-timeout",
-			    optarg, 1, 86400);
-			break;
-		case OPT_IDLE_TIMEOUT:
-			lim.idle_timeout = (int)arg_size("idle-timeout",
-			    optarg, 1, 86400);
-			break;
-		case OPT_WRITE_TIMEOUT:
-			lim.write_timeout = (int)arg_size("write-timeout",
-			    optarg, 1, 86400);
-			break;
-		case OPT_SNDBUF:
-			lim.sndbuf = arg_size("sndbuf", optarg, 0, INT_MAX / 2);
-			break;
-		case OPT_DRAIN_TIMEOUT:
-			lim.drain_timeout = (int)arg_size("drain-timeout",
-			    optarg, 1, 86400);
-			break;
-		case OPT_LOG_FILE:
-			log_file = optarg;
-			break;
-		case OPT_SYSLOG:
-			use_syslog = 1;
-			break;
-		case OPT_WORKERS:
-			workers = (int)arg_size("workers", optarg, 1,
-			    MAX_WORKERS);
-			break;
-		case 'v':
-			level = level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
-			break;
-		case 'q':
-			level = LOG_WARNING;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			printf("evfcgid %s (libevent %s)\n", PACKAGE_VERSION,
-			    event_get_version());
-			return 0;
-		default:
+	switch (o->o_kind) {
+	case K_SIZE:
+		*(size_t *)(void *)p = arg_size(o->o_name, arg, o->o_min,
+		    o->o_max);
+		break;
+	case K_U64:
+		*(uint64_t *)(void *)p = arg_size(o->o_name, arg, o->o_min,
+		    o->o_max);
+		break;
+	case K_INT:
+		*(int *)(void *)p = (int)arg_size(o->o_name, arg, o->o_min,
+		    o->o_max);
+		break;
+	case K_MODE:
+		errno = 0;
+		mode = strtol(arg, &end, 8);
+		if (errno != 0 || *end != '\0' || *arg == '\0' || mode < 0 ||
+		    mode > (long)o->o_max) {
+			fprintf(stderr, "evfcgid: --%s %s: expected an octal "
+			    "mode\n", o->o_name, arg);
+			return 2;
+		}
+		*(long *)(void *)p = mode;
+		break;
+	case K_STR:
+		*(const char **)(void *)p = arg;
+		break;
+	case K_LISTEN:
+		if (cfg->nlisten == MAX_LISTEN) {
+			fprintf(stderr, "evfcgid: at most %d --listen\n",
+			    MAX_LISTEN);
+			return 2;
+		}
+		cfg->listen[cfg->nlisten++] = arg;
+		break;
+	case K_ON:
+		*(int *)(void *)p = 1;
+		break;
+	case K_VERBOSE:
+		cfg->level = cfg->level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+		break;
+	case K_QUIET:
+		cfg->level = LOG_WARNING;
+		break;
+	case K_HELP:
+		usage(stdout);
+		return 0;
+	case K_VERSION:
+		printf("evfcgid %s (libevent %s)\n", PACKAGE_VERSION,
+		    event_get_version());
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Reads the command line into cfg (defaults first), from the table.
+ * Returns -1 to go on, else the status to exit with.
+ */
+static int
+parse_args(int argc, char **argv, struct config *cfg)
+{
+	struct option	 lo[NOPTS + 1];
+	char		 so[3 * NOPTS + 1], *s = so;
+	size_t		 i;
+	int		 ch, rc;
+
+	memset(lo, 0, sizeof(lo));
+	for (i = 0; i < NOPTS; i++) {
+		lo[i].name = opts[i].o_name;
+		lo[i].has_arg = opts[i].o_kind < K_ON ? required_argument :
+		    no_argument;
+		lo[i].val = OPT_BASE + (int)i;
+		if (opts[i].o_short != 0) {
+			*s++ = (char)opts[i].o_short;
+			if (lo[i].has_arg)
+				*s++ = ':';
+		}
+	}
+	*s = '\0';
+	while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		for (i = 0; i < NOPTS; i++)
+			if (ch == OPT_BASE + (int)i || ch == opts[i].o_short)
+				break;
+		if (ch == '?' || i == NOPTS) {
 			fprintf(stderr, "Try 'evfcgid --help'.\n");
 			return 2;
 		}
+		if ((rc = set_opt(cfg, &opts[i], optarg)) != -1)
+			return rc;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "evfcgid: unexpected argument '%s'\n"
 		    "Try 'evfcgid --help'.\n", argv[optind]);
 		return 2;
 	}
-	if (lim.low_water > lim.high_water) {
+	if (cfg->lim.low_water > cfg->lim.high_water) {
 		fprintf(stderr, "evfcgid: --low-water %zu is above "
-		    "--high-water %zu\n", lim.low_water, lim.high_water);
+		    "--high-water %zu\n", cfg->lim.low_water,
+		    cfg->lim.high_water);
 		return 2;
 	}
-	if (log_init("evfcgid", level, use_syslog, log_file) == -1) {
-		fprintf(stderr, "evfcgid: --log-file %s: %s\n", log_file,
+	return -1;
+}
+
+/*
+ * The loop, the server, the routes and the listeners that cfg asks for.
+ * Returns the server, or exits with a message (1, or 2 for usage).
+ */
+static struct evfcgi_server *
+setup(const struct config *cfg, struct event_base **basep)
+{
+	struct evfcgi_server	*srv;
+	char			 err[256];
+	size_t			 i;
+
+	if ((*basep = event_base_new()) == NULL)
+		fatal("cannot create the event loop");
+	if ((srv = evfcgi_server_new(*basep, &cfg->lim)) == NULL)
+		fatal("inconsistent limits");
+	if (app_register(srv, &cfg->app) == -1)
+		fatal("out of memory");
+	for (i = 0; i < cfg->nlisten; i++) {
+		if (evfcgi_listen(srv, cfg->listen[i], (int)cfg->mode, err,
+		    sizeof(err)) == -1) {
+			fprintf(stderr, "evfcgid: %s\n", err);
+			exit(1);
+		}
+	}
+	if (cfg->nlisten == 0 && evfcgi_listen_fd(srv, STDIN_FILENO) == -1) {
+		fprintf(stderr, "evfcgid: no --listen given and fd 0 is not a "
+		    "listening socket\nTry 'evfcgid --help'.\n");
+		exit(2);
+	}
+	return srv;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct config		 cfg = {
+		.app = { .max_size = 1024ULL * 1024 * 1024 },
+		.mode = 0660,
+		.level = LOG_INFO,
+		.workers = 1
+	};
+	struct evfcgi_server	*srv;
+	struct event_base	*base;
+	int			 rc;
+
+	evfcgi_limits_default(&cfg.lim);
+	if ((rc = parse_args(argc, argv, &cfg)) != -1)
+		return rc;
+	if (log_init("evfcgid", cfg.level, cfg.use_syslog,
+	    cfg.log_file) == -1) {
+		fprintf(stderr, "evfcgid: --log-file %s: %s\n", cfg.log_file,
 		    strerror(errno));
 		return 1;
 	}
-	raise_nofile(lim.max_conns);
-
-	if ((base = event_base_new()) == NULL)
-		fatal("cannot create the event loop");
-	if ((srv = evfcgi_server_new(base, &lim)) == NULL)
-		fatal("inconsistent limits");
-	if (app_register(srv, &app) == -1)
-		fatal("out of memory");
-	for (i = 0; i < nlisten; i++) {
-		if (evfcgi_listen(srv, listen[i], (int)mode, err,
-		    sizeof(err)) == -1) {
-			fprintf(stderr, "evfcgid: %s\n", err);
-			return 1;
-		}
-	}
-	if (nlisten == 0 && evfcgi_listen_fd(srv, STDIN_FILENO) == -1) {
-		fprintf(stderr, "evfcgid: no --listen given and fd 0 is not a "
-		    "listening socket\nTry 'evfcgid --help'.\n");
-		return 2;
-	}
-	if (workers > 1)
-		rc = run_workers(srv, base, workers);
-	else
-		evfcgi_run(srv);
+	raise_nofile(cfg.lim.max_conns);
+	/* A write to a peer that has gone must not end the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+	srv = setup(&cfg, &base);
+	rc = 0;
+	if (cfg.workers > 1)
+		rc = run_workers(srv, base, cfg.workers);
+	else if (evfcgi_handle_signals(srv) == -1 || evfcgi_run(srv) == -1)
+		fatal("the event loop failed");
 	evfcgi_server_free(srv);
 	event_base_free(base);
 	return rc;
@@ -390,7 +451,9 @@ run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 			if (event_reinit(base) == -1)
 				fatal("worker: cannot reinitialise the loop");
 			sigprocmask(SIG_SETMASK, &old, NULL);
-			evfcgi_run(srv);
+			if (evfcgi_handle_signals(srv) == -1 ||
+			    evfcgi_run(srv) == -1)
+				fatal("worker: the event loop failed");
 			exit(0);
 		}
 		worker_pids[nworkers++] = pid;

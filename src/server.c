@@ -1,19 +1,13 @@
 /*
  * server.c: listeners, accepting within the connection cap, the global cap
  * on queued output, signals and the drain on SIGTERM, routes and counters.
+ * It owns the connections' list and lends each one its conn_env.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-
-#include <netinet/in.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +17,9 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "conn.h"
 #include "listen.h"
 #include "log.h"
+#include "server.h"
 
 #define LISTEN_BACKLOG	1024
 #define BACKOFF_MS	200
@@ -34,10 +28,13 @@ static void	server_acceptcb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	server_accept_errorcb(struct evconnlistener *, void *);
 static void	server_backoffcb(evutil_socket_t, short, void *);
-static void	server_wakecb(evutil_socket_t, short, void *);
+static evfcgi_handler server_route(void *, const char *, void **);
+static void	server_conn_closed(void *, struct conn *);
 static void	server_drain_deadlinecb(evutil_socket_t, short, void *);
 static void	server_signalcb(evutil_socket_t, short, void *);
 static void	server_set_accepting(struct evfcgi_server *, int);
+static struct conn *server_conn_new(struct evfcgi_server *, int,
+		    const char *);
 static int	server_add_listener(struct evfcgi_server *, int,
 		    const char *, const char *);
 
@@ -75,13 +72,21 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 	srv->srv_base = base;
 	srv->srv_lim = *lim;
 	TAILQ_INIT(&srv->srv_conns);
-	TAILQ_INIT(&srv->srv_starved);
 	srv->srv_accepting = 1;
+	srv->srv_env = (struct conn_env){
+		.ce_base = base,
+		.ce_lim = &srv->srv_lim,
+		.ce_st = &srv->srv_st,
+		.ce_budget = &srv->srv_budget,
+		.ce_srv = srv,
+		.ce_route = server_route,
+		.ce_closed = server_conn_closed,
+		.ce_arg = srv
+	};
 	srv->srv_backoff_ev = evtimer_new(base, server_backoffcb, srv);
 	srv->srv_drain_ev = evtimer_new(base, server_drain_deadlinecb, srv);
-	srv->srv_wake_ev = event_new(base, -1, 0, server_wakecb, srv);
-	if (srv->srv_backoff_ev == NULL || srv->srv_drain_ev == NULL ||
-	    srv->srv_wake_ev == NULL) {
+	if (budget_init(&srv->srv_budget, base, lim->max_queued) == -1 ||
+	    srv->srv_backoff_ev == NULL || srv->srv_drain_ev == NULL) {
 		evfcgi_server_free(srv);
 		return NULL;
 	}
@@ -115,8 +120,7 @@ evfcgi_server_free(struct evfcgi_server *srv)
 		event_free(srv->srv_backoff_ev);
 	if (srv->srv_drain_ev != NULL)
 		event_free(srv->srv_drain_ev);
-	if (srv->srv_wake_ev != NULL)
-		event_free(srv->srv_wake_ev);
+	budget_fini(&srv->srv_budget);
 	free(srv);
 }
 
@@ -139,73 +143,28 @@ evfcgi_route(struct evfcgi_server *srv, const char *path, evfcgi_handler fn,
 	return 0;
 }
 
-const struct route *
-server_route(struct evfcgi_server *srv, const char *path)
+/* Finds the handler for path (conn_env's route); NULL when none. */
+static evfcgi_handler
+server_route(void *arg, const char *path, void **harg)
 {
-	size_t	 i;
+	struct evfcgi_server	*srv = arg;
+	size_t			 i;
 
 	for (i = 0; i < srv->srv_nroutes; i++)
-		if (strcmp(srv->srv_routes[i].rt_path, path) == 0)
-			return &srv->srv_routes[i];
+		if (strcmp(srv->srv_routes[i].rt_path, path) == 0) {
+			*harg = srv->srv_routes[i].rt_arg;
+			return srv->srv_routes[i].rt_fn;
+		}
 	return NULL;
 }
 
-void
-server_queued(struct evfcgi_server *srv, long long delta)
-{
-	srv->srv_st.bytes_queued += (uint64_t)delta;
-	if (srv->srv_st.bytes_queued > srv->srv_st.peak_bytes_queued)
-		srv->srv_st.peak_bytes_queued = srv->srv_st.bytes_queued;
-}
-
-int
-server_over_cap(struct evfcgi_server *srv)
-{
-	return srv->srv_st.bytes_queued >= srv->srv_lim.max_queued;
-}
-
-void
-server_starve(struct evfcgi_server *srv, struct conn *c)
-{
-	if (c->c_starved)
-		return;
-	c->c_starved = 1;
-	TAILQ_INSERT_TAIL(&srv->srv_starved, c, c_starve_entry);
-}
-
-/* Output drained somewhere: let the connections held by the cap go on. */
+/* A connection closed (conn_env's closed): may resume accepting or exit. */
 static void
-server_wakecb(evutil_socket_t fd, short what, void *arg)
+server_conn_closed(void *arg, struct conn *c)
 {
 	struct evfcgi_server	*srv = arg;
-	struct conn_list	 woken;
-	struct conn		*c;
 
-	(void)fd;
-	(void)what;
-	TAILQ_INIT(&woken);
-	while ((c = TAILQ_FIRST(&srv->srv_starved)) != NULL) {
-		TAILQ_REMOVE(&srv->srv_starved, c, c_starve_entry);
-		TAILQ_INSERT_TAIL(&woken, c, c_starve_entry);
-	}
-	while ((c = TAILQ_FIRST(&woken)) != NULL && !server_over_cap(srv)) {
-		TAILQ_REMOVE(&woken, c, c_starve_entry);
-		c->c_starved = 0;
-		conn_pump(c);
-	}
-	/* Those not reached wait for the next drain, in their order. */
-	while ((c = TAILQ_FIRST(&woken)) != NULL) {
-		TAILQ_REMOVE(&woken, c, c_starve_entry);
-		TAILQ_INSERT_TAIL(&srv->srv_starved, c, c_starve_entry);
-	}
-}
-
-void
-server_conn_closed(struct evfcgi_server *srv, struct conn *c)
-{
-	(void)c;
-	if (!TAILQ_EMPTY(&srv->srv_starved))
-		event_active(srv->srv_wake_ev, EV_TIMEOUT, 0);
+	TAILQ_REMOVE(&srv->srv_conns, c, c_entry);
 	if (srv->srv_draining) {
 		if (TAILQ_EMPTY(&srv->srv_conns))
 			event_base_loopexit(srv->srv_base, NULL);
@@ -244,7 +203,7 @@ server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
 	(void)lev;
 	(void)salen;
 	sockaddr_name(sa, peer, sizeof(peer));
-	if (conn_new(srv, fd, peer) == NULL)
+	if (server_conn_new(srv, fd, peer) == NULL)
 		log_warn("%s: dropped: out of memory", peer);
 	if (srv->srv_st.connections >= srv->srv_lim.max_conns) {
 		log_info("%zu connections: not accepting until one closes",
@@ -369,7 +328,25 @@ evfcgi_listen_fd(struct evfcgi_server *srv, int fd)
 int
 evfcgi_adopt(struct evfcgi_server *srv, int fd)
 {
-	return conn_new(srv, fd, "adopted") == NULL ? -1 : 0;
+	return server_conn_new(srv, fd, "adopted") == NULL ? -1 : 0;
+}
+
+/*
+ * Serves the connected socket fd as a new connection on srv's list (told
+ * to close after its requests when the server drains).  Returns it, or
+ * NULL (fd closed) when out of memory.
+ */
+static struct conn *
+server_conn_new(struct evfcgi_server *srv, int fd, const char *peer)
+{
+	struct conn	*c;
+
+	if ((c = conn_new(&srv->srv_env, fd, peer)) == NULL)
+		return NULL;
+	TAILQ_INSERT_TAIL(&srv->srv_conns, c, c_entry);
+	if (srv->srv_draining)
+		conn_drain(c);
+	return c;
 }
 
 void
@@ -434,24 +411,33 @@ server_signalcb(evutil_socket_t sig, short what, void *arg)
 }
 
 int
-evfcgi_run(struct evfcgi_server *srv)
+evfcgi_handle_signals(struct evfcgi_server *srv)
 {
 	static const int	 sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	size_t			 i;
 
-	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (srv->srv_sig[i] != NULL)
+			continue;
 		srv->srv_sig[i] = evsignal_new(srv->srv_base, sigs[i],
 		    server_signalcb, srv);
 		if (srv->srv_sig[i] == NULL ||
 		    evsignal_add(srv->srv_sig[i], NULL) == -1)
-			fatal("cannot install the signal handlers");
+			return -1;
 	}
-	event_base_dispatch(srv->srv_base);
+	return 0;
+}
+
+int
+evfcgi_run(struct evfcgi_server *srv)
+{
+	int	 rc;
+
+	rc = event_base_dispatch(srv->srv_base);
 	log_info("stopped: %" PRIu64 " requests served on %" PRIu64
 	    " connections", srv->srv_st.requests_total,
 	    srv->srv_st.connections_total);
-	return 0;
+	return rc == -1 ? -1 : 0;
 }
 
 void
@@ -460,6 +446,8 @@ evfcgi_get_stats(struct evfcgi_server *srv, struct evfcgi_stats *st)
 	struct conn	*c;
 
 	*st = srv->srv_st;
+	st->bytes_queued = srv->srv_budget.b_queued;
+	st->peak_bytes_queued = srv->srv_budget.b_peak;
 	st->stalled = 0;
 	TAILQ_FOREACH(c, &srv->srv_conns, c_entry)
 		if (conn_stalled(c))

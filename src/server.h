@@ -1,15 +1,17 @@
 /*
- * server.h: what the connection layer may see of the server: limits,
- * counters, the route table and the lists of connections.
+ * server.h: the server's own state: listeners, accept caps, the drain,
+ * signals, routes and counters.  Only server.c includes it; connections
+ * see the server through the struct conn_env it lends them.
  */
 #ifndef SERVER_H
 #define SERVER_H
 
 #include <sys/queue.h>
 
+#include "budget.h"
+#include "conn.h"
 #include "evfcgi.h"
 
-struct conn;
 struct evconnlistener;
 
 struct route {
@@ -30,8 +32,9 @@ struct evfcgi_server {
 	struct event_base	*srv_base;
 	struct evfcgi_limits	 srv_lim;
 	struct evfcgi_stats	 srv_st;
+	struct budget		 srv_budget;	/* the global output cap */
+	struct conn_env		 srv_env;	/* lent to every connection */
 	struct conn_list	 srv_conns;	/* every open connection */
-	struct conn_list	 srv_starved;	/* producers held by max_queued */
 	struct listener		*srv_listeners;
 	size_t			 srv_nlisteners;
 	struct route		*srv_routes;
@@ -41,23 +44,7 @@ struct evfcgi_server {
 	int			 srv_draining;
 	struct event		*srv_backoff_ev;
 	struct event		*srv_drain_ev;
-	struct event		*srv_wake_ev;
-	struct event		*srv_sig[4];
+	struct event		*srv_sig[3];
 };
-
-/* The route for path, or NULL. */
-const struct route *server_route(struct evfcgi_server *srv, const char *path);
-
-/* Accounts queued output (delta may be negative) and keeps the peak. */
-void	server_queued(struct evfcgi_server *srv, long long delta);
-
-/* Whether the global output cap stops producers now. */
-int	server_over_cap(struct evfcgi_server *srv);
-
-/* Puts c on the starved list; it is pumped again when the cap frees up. */
-void	server_starve(struct evfcgi_server *srv, struct conn *c);
-
-/* Called by the connection layer when c is gone; may resume accepting. */
-void	server_conn_closed(struct evfcgi_server *srv, struct conn *c);
 
 #endif /* SERVER_H */

@@ -9,6 +9,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "app.h"
 #include "evfcgi.h"
 #include "fcgi_proto.h"
+#include "tests/suite.h"
 
 #define MAX_ID		16
 
@@ -934,11 +936,7 @@ conn_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(conn_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	/* As evfcgi.h asks of every application. */
+	signal(SIGPIPE, SIG_IGN);
+	return suite_run(conn_suite());
 }

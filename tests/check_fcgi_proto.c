@@ -10,6 +10,7 @@
 
 #include "fcgi_proto.h"
 #include "tests/guard.h"
+#include "tests/suite.h"
 
 /* A STDOUT record of 5 content bytes and 3 padding bytes. */
 static size_t
@@ -336,11 +337,5 @@ proto_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(proto_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_run(proto_suite());
 }

@@ -1,0 +1,322 @@
+/*
+ * conn_input.c: the input side of a connection.  Whole records are taken
+ * from the bufferevent's input and acted on: requests begun, fed their
+ * PARAMS and STDIN, dispatched, aborted; management records answered.
+ * It shares struct conn with conn.c and calls only the few conn.c
+ * functions conn.h lists for it, and the request layer below.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "conn.h"
+#include "fcgi_out.h"
+#include "fcgi_proto.h"
+#include "log.h"
+
+static int	conn_record(struct conn *, const struct fcgi_record *);
+static int	conn_management(struct conn *, const struct fcgi_record *);
+static void	conn_abort_req(struct conn *, struct evfcgi_req *);
+static int	conn_begin(struct conn *, const struct fcgi_record *);
+static int	conn_params(struct conn *, struct evfcgi_req *,
+		    const struct fcgi_record *);
+static int	conn_stdin(struct conn *, struct evfcgi_req *,
+		    const struct fcgi_record *);
+static void	conn_dispatch(struct conn *, struct evfcgi_req *);
+static int	conn_get_values(struct conn *, const struct fcgi_record *);
+static size_t	conn_get_value(struct conn *, const struct fcgi_nv *,
+		    uint8_t *, size_t);
+static struct evfcgi_req *conn_find(struct conn *, uint16_t);
+
+/*
+ * Parses and handles the whole records in the input buffer until it runs
+ * out, the output passes its high mark (then reading pauses) or c dies.
+ * Work per call is bounded: the input holds at most two whole records
+ * (the read watermark conn.c sets).
+ */
+void
+conn_process_input(struct conn *c)
+{
+	struct evbuffer		*in, *out;
+	struct fcgi_record	 rec;
+	struct fcgi_header	 h;
+	uint8_t			 hb[FCGI_HEADER_LEN];
+	const uint8_t		*p;
+	size_t			 total;
+
+	in = bufferevent_get_input(c->c_bev);
+	out = bufferevent_get_output(c->c_bev);
+	while (c->c_state == CONN_READING && c->c_fail_why == NULL) {
+		if (evbuffer_get_length(out) >= c->c_env->ce_lim->high_water) {
+			conn_set_state(c, CONN_PAUSED);
+			break;
+		}
+		if (evbuffer_copyout(in, hb, sizeof(hb)) <
+		    (ev_ssize_t)sizeof(hb))
+			break;
+		if (fcgi_header_decode(hb, sizeof(hb), &h) < 0) {
+			conn_error(c, "malformed record: bad version");
+			return;
+		}
+		if (evbuffer_get_length(in) < (total = fcgi_record_len(&h)))
+			break;
+		if ((p = evbuffer_pullup(in, (ev_ssize_t)total)) == NULL ||
+		    fcgi_parse(p, total, &rec) != (ssize_t)total) {
+			conn_error(c, "malformed record");
+			return;
+		}
+		if (conn_record(c, &rec) == -1 || c->c_state == CONN_DEAD)
+			return;
+		evbuffer_drain(in, total);
+	}
+	if (c->c_state != CONN_DEAD)
+		conn_timer_update(c);
+}
+
+/* Handles one record.  Returns 0, or -1 when it closed the connection. */
+static int
+conn_record(struct conn *c, const struct fcgi_record *rec)
+{
+	struct evfcgi_req	*r;
+	unsigned		 type = rec->hdr.type;
+
+	if (log_enabled(LOG_DEBUG))
+		log_debug("%s: record %s id %u len %u", c->c_peer,
+		    fcgi_type_name(type), rec->hdr.request_id,
+		    rec->hdr.content_length);
+	if (rec->hdr.request_id == 0)
+		return conn_management(c, rec);
+	if (type == FCGI_BEGIN_REQUEST)
+		return conn_begin(c, rec);
+	r = conn_find(c, rec->hdr.request_id);
+	switch (type) {
+	case FCGI_ABORT_REQUEST:
+		if (r != NULL)
+			conn_abort_req(c, r);
+		return 0;
+	case FCGI_PARAMS:
+		/* Records for ids not in flight are ignored, as the spec says. */
+		if (r != NULL && r->r_state == REQ_PARAMS)
+			return conn_params(c, r, rec);
+		return 0;
+	case FCGI_STDIN:
+		return r != NULL ? conn_stdin(c, r, rec) : 0;
+	case FCGI_DATA:
+		return 0;
+	case FCGI_END_REQUEST:
+	case FCGI_STDOUT:
+	case FCGI_STDERR:
+	case FCGI_GET_VALUES:
+	case FCGI_GET_VALUES_RESULT:
+	case FCGI_UNKNOWN_TYPE:
+		conn_error(c, "malformed record: a type only applications send");
+		return -1;
+	default:
+		return conn_out(c, fcgi_out_unknown_type(c->c_link.rl_out,
+		    (uint8_t)type)) == -1 ? -1 : 0;
+	}
+}
+
+/* A management record (id 0).  Returns 0, or -1 when c was closed. */
+static int
+conn_management(struct conn *c, const struct fcgi_record *rec)
+{
+	if (rec->hdr.type == FCGI_GET_VALUES)
+		return conn_get_values(c, rec);
+	return conn_out(c, fcgi_out_unknown_type(c->c_link.rl_out,
+	    rec->hdr.type)) == -1 ? -1 : 0;
+}
+
+/* The peer aborts r: END_REQUEST (unless already answered), then gone. */
+static void
+conn_abort_req(struct conn *c, struct evfcgi_req *r)
+{
+	c->c_env->ce_st->aborted++;
+	log_debug("%s: request %u aborted by peer", c->c_peer, r->r_id);
+	if (r->r_state != REQ_DRAIN)
+		(void)conn_out(c, fcgi_out_end_request(c->c_link.rl_out,
+		    r->r_id, FCGI_REQUEST_COMPLETE));
+	c->c_served++;
+	if (!r->r_keep)
+		c->c_close_after = 1;
+	c->c_reqs[r->r_slot] = NULL;
+	c->c_nreqs--;
+	if (r->r_producing)
+		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
+	req_kill(r);
+	conn_maybe_close(c);
+}
+
+/* Starts a request, or refuses it with an END_REQUEST status. */
+static int
+conn_begin(struct conn *c, const struct fcgi_record *rec)
+{
+	struct evfcgi_req	*r;
+	uint16_t		 id = rec->hdr.request_id, role;
+	uint8_t			 flags, refuse = 0;
+	size_t			 i;
+
+	if (fcgi_begin_decode(rec->content, rec->hdr.content_length, &role,
+	    &flags) == -1) {
+		conn_error(c, "malformed BEGIN_REQUEST");
+		return -1;
+	}
+	if ((r = conn_find(c, id)) != NULL) {
+		if (r->r_state != REQ_DRAIN) {
+			conn_error(c, "BEGIN_REQUEST for a request id in flight");
+			return -1;
+		}
+		/* The peer reused the id: the old body is no longer coming. */
+		conn_req_free(c, r);
+	}
+	if (role != FCGI_RESPONDER)
+		refuse = FCGI_UNKNOWN_ROLE;
+	else if (c->c_nreqs >= c->c_env->ce_lim->max_reqs ||
+	    (r = req_new(&c->c_link, id, flags & FCGI_KEEP_CONN)) == NULL) {
+		c->c_env->ce_st->overloaded++;
+		refuse = FCGI_OVERLOADED;
+	}
+	if (refuse != 0)
+		return conn_out(c, fcgi_out_end_request(c->c_link.rl_out, id,
+		    refuse)) == -1 ? -1 : 0;
+	for (i = 0; c->c_reqs[i] != NULL; i++)
+		;
+	c->c_reqs[i] = r;
+	r->r_slot = i;
+	c->c_nreqs++;
+	return 0;
+}
+
+/* Collects PARAMS; the empty record ends them.  -1 when c was closed. */
+static int
+conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
+{
+	const char	*why;
+
+	if (rec->hdr.content_length > 0) {
+		if (req_params_add(r, rec->content,
+		    rec->hdr.content_length) == -1) {
+			conn_close(c, "out of memory reading PARAMS");
+			return -1;
+		}
+		return 0;
+	}
+	if (req_params_end(r, &why) == -1) {
+		conn_error(c, why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Collects STDIN; the empty record ends it and runs the handler, or frees a
+ * request answered early.  Returns 0, or -1 when c was closed.
+ */
+static int
+conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
+{
+	size_t	 clen = rec->hdr.content_length;
+
+	if (r->r_state == REQ_DRAIN) {
+		if (clen == 0) {
+			conn_req_free(c, r);
+			conn_maybe_close(c);
+		}
+		return 0;
+	}
+	if (r->r_state != REQ_STDIN)
+		return 0;
+	if (clen == 0) {
+		conn_dispatch(c, r);
+		return 0;
+	}
+	if (req_body_add(r, rec->content, clen) == -1) {
+		conn_close(c, "out of memory reading STDIN");
+		return -1;
+	}
+	return 0;
+}
+
+/* Input is complete: hand the request to its route. */
+static void
+conn_dispatch(struct conn *c, struct evfcgi_req *r)
+{
+	const struct conn_env	*env = c->c_env;
+	evfcgi_handler		 fn;
+	void			*arg = NULL;
+
+	fn = env->ce_route(env->ce_arg, evfcgi_path(r), &arg);
+	req_dispatch(r, fn, arg, budget_over(env->ce_budget));
+}
+
+/*
+ * Answers GET_VALUES with true values for the names asked that it knows.
+ * Returns 0, or -1 when the pairs were malformed and c was closed.
+ */
+static int
+conn_get_values(struct conn *c, const struct fcgi_record *rec)
+{
+	uint8_t		 res[512];
+	struct fcgi_nv	 nv;
+	size_t		 off = 0, rlen = 0;
+	ssize_t		 used;
+
+	while (off < rec->hdr.content_length) {
+		used = fcgi_nv_parse(rec->content + off,
+		    rec->hdr.content_length - off, &nv);
+		if (used <= 0) {
+			conn_error(c, "malformed GET_VALUES");
+			return -1;
+		}
+		off += (size_t)used;
+		rlen += conn_get_value(c, &nv, res + rlen, sizeof(res) - rlen);
+	}
+	return conn_out(c, fcgi_out_record(c->c_link.rl_out,
+	    FCGI_GET_VALUES_RESULT, 0, res, rlen)) == -1 ? -1 : 0;
+}
+
+/*
+ * Encodes the pair answering nv into out when the name is known and it
+ * fits in outlen.  Returns the bytes written.
+ */
+static size_t
+conn_get_value(struct conn *c, const struct fcgi_nv *nv, uint8_t *out,
+    size_t outlen)
+{
+	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	char				 val[32];
+	size_t				 n;
+
+#define NAME_IS(s) (nv->name_len == sizeof(s) - 1 && \
+	memcmp(nv->name, s, sizeof(s) - 1) == 0)
+	if (NAME_IS("FCGI_MAX_CONNS"))
+		snprintf(val, sizeof(val), "%zu", lim->max_conns);
+	else if (NAME_IS("FCGI_MAX_REQS"))
+		snprintf(val, sizeof(val), "%zu",
+		    lim->max_conns * lim->max_reqs);
+	else if (NAME_IS("FCGI_MPXS_CONNS"))
+		snprintf(val, sizeof(val), "%d", lim->max_reqs > 1);
+	else
+		return 0;
+#undef NAME_IS
+	n = fcgi_nv_encode(out, outlen, nv->name, nv->name_len, val,
+	    strlen(val));
+	return n <= outlen ? n : 0;
+}
+
+/* The request in flight with id, or NULL. */
+static struct evfcgi_req *
+conn_find(struct conn *c, uint16_t id)
+{
+	size_t	 i;
+
+	for (i = 0; i < c->c_env->ce_lim->max_reqs; i++)
+		if (c->c_reqs[i] != NULL && c->c_reqs[i]->r_id == id)
+			return c->c_reqs[i];
+	return NULL;
+}

@@ -1,0 +1,491 @@
+/*
+ * request.c: the request lifecycle and the public request API.  A request
+ * writes its answer as STDOUT records into its connection's output buffer
+ * through fcgi_out; it tells the connection when it is done, when it wants
+ * its producer run, and when output failed, through the req_link's ops.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "fcgi_out.h"
+#include "fcgi_proto.h"
+#include "log.h"
+#include "request.h"
+
+static int	req_decode_params(struct evfcgi_req *, const char **);
+static int	req_cgi_path(struct evfcgi_req *);
+static int	req_cgi_body(struct evfcgi_req *);
+static int	req_can_write(struct evfcgi_req *);
+static int	req_out(struct evfcgi_req *, int);
+
+static const char *const req_state_names[] = {
+	"params", "stdin", "handler", "drain", "done"
+};
+
+/* allowed[from] has bit (1 << to) for each step the lifecycle has. */
+static const unsigned req_steps[] = {
+	[REQ_PARAMS] = 1u << REQ_STDIN,
+	[REQ_STDIN] = 1u << REQ_HANDLER | 1u << REQ_DRAIN,
+	[REQ_HANDLER] = 1u << REQ_DONE,
+	[REQ_DRAIN] = 0,
+	[REQ_DONE] = 0
+};
+
+struct evfcgi_req *
+req_new(struct req_link *link, uint16_t id, int keep)
+{
+	struct evfcgi_req	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	if ((r->r_params = evbuffer_new()) == NULL ||
+	    (r->r_body = evbuffer_new()) == NULL) {
+		if (r->r_params != NULL)
+			evbuffer_free(r->r_params);
+		free(r);
+		return NULL;
+	}
+	r->r_link = link;
+	r->r_id = id;
+	r->r_keep = keep != 0;
+	r->r_state = REQ_PARAMS;
+	r->r_head = HEAD_NONE;
+	event_base_gettimeofday_cached(link->rl_base, &r->r_begun);
+	link->rl_st->requests_total++;
+	link->rl_st->requests_active++;
+	return r;
+}
+
+void
+req_free(struct evfcgi_req *r)
+{
+	if (r->r_state != REQ_DRAIN && r->r_state != REQ_DONE)
+		r->r_link->rl_st->requests_active--;
+	if (r->r_params != NULL)
+		evbuffer_free(r->r_params);
+	evbuffer_free(r->r_body);
+	free(r->r_pv);
+	free(r->r_pvmem);
+	free(r->r_path);
+	free(r);
+}
+
+void
+req_kill(struct evfcgi_req *r)
+{
+	if (r->r_state == REQ_HANDLER && r->r_abort != NULL)
+		r->r_abort(r, r->r_abort_arg);
+	req_free(r);
+}
+
+int
+req_set_state(struct evfcgi_req *r, enum req_state s)
+{
+	if ((req_steps[r->r_state] & (1u << s)) == 0) {
+		log_err("%s: request %u: no step from %s to %s",
+		    r->r_link->rl_peer, r->r_id, req_state_names[r->r_state],
+		    req_state_names[s]);
+		return -1;
+	}
+	if (log_enabled(LOG_DEBUG))
+		log_debug("%s: request %u: %s -> %s", r->r_link->rl_peer,
+		    r->r_id, req_state_names[r->r_state], req_state_names[s]);
+	if (s == REQ_DRAIN || s == REQ_DONE)
+		r->r_link->rl_st->requests_active--;
+	r->r_state = s;
+	return 0;
+}
+
+int
+req_params_add(struct evfcgi_req *r, const void *p, size_t len)
+{
+	size_t	 have = evbuffer_get_length(r->r_params);
+
+	if (r->r_reject != 0)
+		return 0;
+	if (have + len > r->r_link->rl_lim->max_params) {
+		/* Keep reading to the end of PARAMS, then answer 431. */
+		r->r_reject = 431;
+		evbuffer_drain(r->r_params, have);
+		return 0;
+	}
+	return evbuffer_add(r->r_params, p, len);
+}
+
+int
+req_params_end(struct evfcgi_req *r, const char **why)
+{
+	struct evfcgi_stats	*st = r->r_link->rl_st;
+
+	if (req_set_state(r, REQ_STDIN) == -1) {
+		*why = "PARAMS ended twice";
+		return -1;
+	}
+	if (r->r_reject != 0) {
+		st->rejected++;
+		evfcgi_respond_error(r, r->r_reject,
+		    "request parameters above the limit");
+		return 0;
+	}
+	switch (req_decode_params(r, why)) {
+	case -1:
+		return -1;
+	case 1:
+		st->overloaded++;
+		evfcgi_respond_error(r, 503, "out of memory");
+		return 0;
+	}
+	if (req_cgi_path(r) == -1) {
+		st->overloaded++;
+		evfcgi_respond_error(r, 503, "out of memory");
+		return 0;
+	}
+	(void)req_cgi_body(r);
+	return 0;
+}
+
+/*
+ * Decodes the raw PARAMS into NUL-ended names and values, in one block.
+ * Returns 0; 1 when out of memory; -1 with *why when a pair is malformed.
+ */
+static int
+req_decode_params(struct evfcgi_req *r, const char **why)
+{
+	struct fcgi_nv	 nv;
+	const uint8_t	*p;
+	char		*mem;
+	size_t		 len, off, n, memlen = 0;
+	ssize_t		 used;
+
+	len = evbuffer_get_length(r->r_params);
+	if ((p = evbuffer_pullup(r->r_params, -1)) == NULL && len > 0)
+		return 1;
+	for (off = 0, n = 0; off < len; off += (size_t)used, n++) {
+		if ((used = fcgi_nv_parse(p + off, len - off, &nv)) <= 0) {
+			*why = "malformed name-value pair in PARAMS";
+			return -1;
+		}
+		memlen += nv.name_len + nv.value_len + 2;
+	}
+	if ((r->r_pv = calloc(n + 1, sizeof(*r->r_pv))) == NULL ||
+	    (r->r_pvmem = mem = malloc(memlen + 1)) == NULL)
+		return 1;
+	for (off = 0; off < len; off += (size_t)used) {
+		used = fcgi_nv_parse(p + off, len - off, &nv);
+		r->r_pv[r->r_npv].p_name = mem;
+		memcpy(mem, nv.name, nv.name_len);
+		mem += nv.name_len;
+		*mem++ = '\0';
+		r->r_pv[r->r_npv++].p_value = mem;
+		memcpy(mem, nv.value, nv.value_len);
+		mem += nv.value_len;
+		*mem++ = '\0';
+	}
+	evbuffer_free(r->r_params);
+	r->r_params = NULL;
+	return 0;
+}
+
+/*
+ * The path routes match: REQUEST_URI up to '?', else SCRIPT_NAME followed
+ * by PATH_INFO.  Returns 0, or -1 when out of memory.
+ */
+static int
+req_cgi_path(struct evfcgi_req *r)
+{
+	const char	*uri, *q, *sn, *pi;
+
+	if ((uri = evfcgi_param(r, "REQUEST_URI")) != NULL) {
+		q = strchr(uri, '?');
+		r->r_path = strndup(uri, q != NULL ? (size_t)(q - uri) :
+		    strlen(uri));
+	} else {
+		sn = evfcgi_param(r, "SCRIPT_NAME");
+		pi = evfcgi_param(r, "PATH_INFO");
+		if (asprintf(&r->r_path, "%s%s", sn != NULL ? sn : "",
+		    pi != NULL ? pi : "") == -1)
+			r->r_path = NULL;
+	}
+	return r->r_path == NULL ? -1 : 0;
+}
+
+/*
+ * Checks CONTENT_LENGTH: not a number is answered 400, above max_body 413.
+ * Returns 0 when the request goes on, -1 when it was answered.
+ */
+static int
+req_cgi_body(struct evfcgi_req *r)
+{
+	const char		*cl;
+	char			*end;
+	unsigned long long	 clen;
+
+	if ((cl = evfcgi_param(r, "CONTENT_LENGTH")) == NULL || *cl == '\0')
+		return 0;
+	errno = 0;
+	clen = strtoull(cl, &end, 10);
+	if (errno != 0 || *end != '\0' || *cl == '-') {
+		evfcgi_respond_error(r, 400, "bad CONTENT_LENGTH");
+		return -1;
+	}
+	if (clen > r->r_link->rl_lim->max_body) {
+		r->r_link->rl_st->rejected++;
+		evfcgi_respond_error(r, 413, "request body above the limit");
+		return -1;
+	}
+	return 0;
+}
+
+int
+req_body_add(struct evfcgi_req *r, const void *p, size_t len)
+{
+	if (evbuffer_get_length(r->r_body) + len >
+	    r->r_link->rl_lim->max_body) {
+		r->r_link->rl_st->rejected++;
+		evfcgi_respond_error(r, 413, "request body above the limit");
+		return 0;
+	}
+	return evbuffer_add(r->r_body, p, len);
+}
+
+void
+req_dispatch(struct evfcgi_req *r, evfcgi_handler fn, void *arg, int full)
+{
+	if (req_set_state(r, REQ_HANDLER) == -1)
+		return;
+	if (full) {
+		r->r_link->rl_st->overloaded++;
+		evfcgi_respond_error(r, 503, "output queues are full");
+	} else if (fn == NULL)
+		evfcgi_respond_error(r, 404, NULL);
+	else
+		fn(r, arg);
+}
+
+int
+req_produce(struct evfcgi_req *r, size_t room)
+{
+	if (r->r_producer(r, room, r->r_producer_arg) != 1)
+		return 0;
+	evfcgi_finish(r);
+	return 1;
+}
+
+const char *
+req_status_text(int status)
+{
+	switch (status) {
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 413:
+		return "Content Too Large";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Unknown";
+	}
+}
+
+/* Whether r may still queue output: answering, and its stream intact. */
+static int
+req_can_write(struct evfcgi_req *r)
+{
+	return (r->r_state == REQ_HANDLER || r->r_state == REQ_STDIN) &&
+	    !r->r_link->rl_broken;
+}
+
+/*
+ * Checks what an fcgi_out call returned: on -1 the connection's stream may
+ * hold a cut record, so the connection is told to close.  Returns rc.
+ */
+static int
+req_out(struct evfcgi_req *r, int rc)
+{
+	struct req_link	*l = r->r_link;
+
+	if (rc == -1 && !l->rl_broken) {
+		l->rl_broken = 1;
+		l->rl_ops->ro_failed(l->rl_owner,
+		    "out of memory queueing output");
+	}
+	return rc;
+}
+
+const char *
+evfcgi_param(struct evfcgi_req *r, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < r->r_npv; i++)
+		if (strcmp(r->r_pv[i].p_name, name) == 0)
+			return r->r_pv[i].p_value;
+	return NULL;
+}
+
+const char *
+evfcgi_path(struct evfcgi_req *r)
+{
+	return r->r_path != NULL ? r->r_path : "";
+}
+
+const char *
+evfcgi_query(struct evfcgi_req *r)
+{
+	const char	*q = evfcgi_param(r, "QUERY_STRING");
+
+	return q != NULL ? q : "";
+}
+
+struct evbuffer *
+evfcgi_body(struct evfcgi_req *r)
+{
+	return r->r_body;
+}
+
+struct evfcgi_server *
+evfcgi_req_server(struct evfcgi_req *r)
+{
+	return r->r_link->rl_srv;
+}
+
+struct event_base *
+evfcgi_req_base(struct evfcgi_req *r)
+{
+	return r->r_link->rl_base;
+}
+
+int
+evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
+    long long content_length)
+{
+	char	 buf[512];
+	int	 n;
+
+	if (!req_can_write(r))
+		return -1;
+	if (r->r_head != HEAD_NONE) {
+		log_warn("%s: request %u: a second header (status %d) refused",
+		    r->r_link->rl_peer, r->r_id, status);
+		return -1;
+	}
+	if (content_length >= 0)
+		n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n"
+		    "Content-Type: %s\r\nContent-Length: %lld\r\n\r\n",
+		    status, req_status_text(status), ctype, content_length);
+	else
+		n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n"
+		    "Content-Type: %s\r\n\r\n", status,
+		    req_status_text(status), ctype);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -1;
+	r->r_head = HEAD_SENT;
+	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
+	    buf, (size_t)n));
+}
+
+int
+evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
+{
+	if (!req_can_write(r) || r->r_head != HEAD_SENT)
+		return -1;
+	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
+	    data, len));
+}
+
+int
+evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
+{
+	if (!req_can_write(r) || r->r_head != HEAD_SENT)
+		return -1;
+	return req_out(r, fcgi_out_stdout_ref(r->r_link->rl_out, r->r_id,
+	    data, len));
+}
+
+int
+evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
+{
+	if (!req_can_write(r) || r->r_state != REQ_HANDLER ||
+	    r->r_head != HEAD_SENT || len > evbuffer_get_length(src))
+		return -1;
+	return req_out(r, fcgi_out_stdout_move(r->r_link->rl_out, r->r_id,
+	    src, len));
+}
+
+void
+evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
+{
+	if (r->r_state != REQ_HANDLER)
+		return;
+	r->r_producer = fn;
+	r->r_producer_arg = arg;
+	r->r_link->rl_ops->ro_produce(r, r->r_link->rl_owner);
+}
+
+void
+evfcgi_on_abort(struct evfcgi_req *r, evfcgi_abort_cb fn, void *arg)
+{
+	r->r_abort = fn;
+	r->r_abort_arg = arg;
+}
+
+void
+evfcgi_finish(struct evfcgi_req *r)
+{
+	struct req_link	*l = r->r_link;
+
+	if (r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN)
+		return;
+	/* A broken stream gets no more records; r is done all the same. */
+	if (!l->rl_broken)
+		(void)req_out(r, fcgi_out_finish(l->rl_out, r->r_id));
+	(void)req_set_state(r, r->r_state == REQ_HANDLER ? REQ_DONE :
+	    REQ_DRAIN);
+	l->rl_ops->ro_done(r, l->rl_owner);
+}
+
+void
+evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
+    const void *body, size_t len)
+{
+	if (evfcgi_header(r, status, ctype, (long long)len) == 0)
+		evfcgi_write(r, body, len);
+	evfcgi_finish(r);
+}
+
+void
+evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
+{
+	char	 body[256];
+	int	 n;
+
+	if (r->r_head == HEAD_SENT) {
+		log_warn("%s: request %u: status %d after the header was sent:"
+		    " the response ends here", r->r_link->rl_peer, r->r_id,
+		    status);
+		evfcgi_finish(r);
+		return;
+	}
+	n = snprintf(body, sizeof(body), "%d %s%s%s\n", status,
+	    req_status_text(status), detail != NULL ? ": " : "",
+	    detail != NULL ? detail : "");
+	if (n < 0 || (size_t)n >= sizeof(body))
+		n = (int)strlen(body);
+	evfcgi_respond(r, status, "text/plain", body, (size_t)n);
+}

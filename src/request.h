@@ -1,0 +1,145 @@
+/*
+ * request.h: one FastCGI request from BEGIN_REQUEST to END_REQUEST: its
+ * state, its params and their CGI meaning, its body, and every public
+ * evfcgi_* request function.  It sits below the connection: what it needs
+ * of its connection (the output buffer, the counters, a word when it is
+ * done) comes in a struct req_link the connection hands it.
+ */
+#ifndef REQUEST_H
+#define REQUEST_H
+
+#include <sys/queue.h>
+#include <sys/time.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evfcgi.h"
+
+struct evbuffer;
+
+/*
+ * PARAMS -> STDIN -> HANDLER -> DONE, or STDIN -> DRAIN when the engine
+ * answers before the body has ended (an error); req_set_state() refuses
+ * any other step.  DONE and DRAIN are answered: END_REQUEST is queued.
+ */
+enum req_state {
+	REQ_PARAMS,	/* collecting PARAMS */
+	REQ_STDIN,	/* collecting the body */
+	REQ_HANDLER,	/* the application owns it */
+	REQ_DRAIN,	/* answered; discarding input until STDIN ends */
+	REQ_DONE	/* answered after its input ended: to be freed */
+};
+
+/* The response: nothing yet, or the header block has been queued. */
+enum req_head {
+	HEAD_NONE,
+	HEAD_SENT
+};
+
+/* What a request calls in its connection; each gets the link's owner. */
+struct req_ops {
+	/* END_REQUEST is queued: free r (DONE) or keep it (DRAIN). */
+	void	(*ro_done)(struct evfcgi_req *r, void *owner);
+	/* r has a producer now: run it as the output has room. */
+	void	(*ro_produce)(struct evfcgi_req *r, void *owner);
+	/* Output could not be queued: the stream is broken, close. */
+	void	(*ro_failed)(void *owner, const char *why);
+};
+
+/* What a connection lends all its requests; owned by the connection. */
+struct req_link {
+	struct evbuffer			*rl_out;
+	struct event_base		*rl_base;
+	struct evfcgi_server		*rl_srv;	/* for the application */
+	const struct evfcgi_limits	*rl_lim;
+	struct evfcgi_stats		*rl_st;
+	const struct req_ops		*rl_ops;
+	void				*rl_owner;
+	const char			*rl_peer;	/* for logs */
+	int				 rl_broken;	/* output failed */
+};
+
+struct param {
+	const char	*p_name;
+	const char	*p_value;
+};
+
+struct evfcgi_req {
+	struct req_link		*r_link;
+	uint16_t		 r_id;
+	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
+	enum req_state		 r_state;
+	enum req_head		 r_head;
+	size_t			 r_slot;	/* index in the connection's table */
+	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
+	int			 r_reject;	/* status to answer, 0: none */
+	struct evbuffer		*r_params;	/* raw PARAMS until complete */
+	struct param		*r_pv;		/* parsed, NUL-ended */
+	size_t			 r_npv;
+	char			*r_pvmem;
+	char			*r_path;
+	struct evbuffer		*r_body;
+	evfcgi_producer		 r_producer;
+	void			*r_producer_arg;
+	evfcgi_abort_cb		 r_abort;
+	void			*r_abort_arg;
+	TAILQ_ENTRY(evfcgi_req)	 r_prod_entry;	/* on the producers' list */
+	int			 r_producing;
+};
+
+/*
+ * A new request id on link, collecting PARAMS.  Returns it, or NULL when
+ * out of memory.  Counts it in the link's statistics.
+ */
+struct evfcgi_req *req_new(struct req_link *link, uint16_t id, int keep);
+
+/* Frees r and what it holds; says nothing on the wire.  Idempotent-free. */
+void	req_free(struct evfcgi_req *r);
+
+/* r dies unfinished: its abort callback runs (if it had begun), then freed. */
+void	req_kill(struct evfcgi_req *r);
+
+/*
+ * Moves r to state s.  Returns 0, or -1 (logged, r unchanged) when the
+ * lifecycle has no such step.
+ */
+int	req_set_state(struct evfcgi_req *r, enum req_state s);
+
+/*
+ * Adds one PARAMS record's content (len > 0).  Beyond max_params the pairs
+ * are dropped and the request will be answered 431.  Returns 0, or -1 when
+ * out of memory.
+ */
+int	req_params_add(struct evfcgi_req *r, const void *p, size_t len);
+
+/*
+ * PARAMS ended: decodes the pairs and their CGI meaning (path, body length),
+ * then waits for STDIN, or answers at once (431, 413, 400, 503).  Returns 0,
+ * or -1 with *why when the pairs are malformed: the connection must close.
+ */
+int	req_params_end(struct evfcgi_req *r, const char **why);
+
+/*
+ * Adds len > 0 bytes of body.  Beyond max_body the request is answered 413.
+ * Returns 0, or -1 when out of memory.
+ */
+int	req_body_add(struct evfcgi_req *r, const void *p, size_t len);
+
+/*
+ * The body is complete: hands r to fn (NULL: 404), or answers 503 at once
+ * when full says the output queues are full.
+ */
+void	req_dispatch(struct evfcgi_req *r, evfcgi_handler fn, void *arg,
+	    int full);
+
+/*
+ * Runs r's producer with room bytes to fill.  Returns 1 when it produced the
+ * whole body and r has been finished, 0 when it wants to be called again.
+ */
+int	req_produce(struct evfcgi_req *r, size_t room);
+
+/* The status line's reason phrase for status ("Unknown" for others). */
+const char *req_status_text(int status);
+
+#endif /* REQUEST_H */

@@ -1,0 +1,396 @@
+/*
+ * check_request.c: the request layer on its own, under a fake connection
+ * (a req_link whose ops only record what they were told).  The lifecycle's
+ * steps, the CGI view of the params, the answers the engine gives by
+ * itself, the head/body order, and a failed output buffer.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "fcgi_proto.h"
+#include "log.h"
+#include "request.h"
+#include "tests/suite.h"
+
+/* What the fake connection was told. */
+static int			 n_done, n_produce, n_failed;
+static enum req_state		 done_state;
+static struct req_link		 flink;
+static struct evfcgi_limits	 lim;
+static struct evfcgi_stats	 st;
+static struct event_base	*base;
+static int			 handled;
+
+static void
+fake_done(struct evfcgi_req *r, void *owner)
+{
+	ck_assert_ptr_eq(owner, &flink);
+	n_done++;
+	done_state = r->r_state;
+}
+
+static void
+fake_produce(struct evfcgi_req *r, void *owner)
+{
+	(void)r;
+	ck_assert_ptr_eq(owner, &flink);
+	n_produce++;
+}
+
+static void
+fake_failed(void *owner, const char *why)
+{
+	ck_assert_ptr_eq(owner, &flink);
+	ck_assert_ptr_nonnull(why);
+	n_failed++;
+}
+
+static const struct req_ops fake_ops = {
+	.ro_done = fake_done,
+	.ro_produce = fake_produce,
+	.ro_failed = fake_failed
+};
+
+static void
+setup(void)
+{
+	log_init("check_request", LOG_CRIT, 0, NULL);
+	evfcgi_limits_default(&lim);
+	lim.max_params = 256;
+	lim.max_body = 16;
+	memset(&st, 0, sizeof(st));
+	ck_assert_ptr_nonnull(base = event_base_new());
+	memset(&flink, 0, sizeof(flink));
+	ck_assert_ptr_nonnull(flink.rl_out = evbuffer_new());
+	flink.rl_base = base;
+	flink.rl_lim = &lim;
+	flink.rl_st = &st;
+	flink.rl_ops = &fake_ops;
+	flink.rl_owner = &flink;
+	flink.rl_peer = "test";
+	n_done = n_produce = n_failed = handled = 0;
+}
+
+static void
+teardown(void)
+{
+	evbuffer_free(flink.rl_out);
+	event_base_free(base);
+}
+
+/* Adds one pair to a PARAMS stream being built in buf. */
+static size_t
+pair(uint8_t *buf, size_t off, const char *name, const char *value)
+{
+	return off + fcgi_nv_encode(buf + off, 1024, name, strlen(name), value,
+	    strlen(value));
+}
+
+/* A request whose PARAMS were name=value pairs (NULL-ended), ended. */
+static struct evfcgi_req *
+req_with(const char *const *nv)
+{
+	struct evfcgi_req	*r;
+	uint8_t			 buf[1024];
+	size_t			 len = 0;
+	const char		*why = NULL;
+
+	ck_assert_ptr_nonnull(r = req_new(&flink, 1, 1));
+	for (; nv[0] != NULL; nv += 2)
+		len = pair(buf, len, nv[0], nv[1]);
+	if (len > 0)
+		ck_assert_int_eq(req_params_add(r, buf, len), 0);
+	ck_assert_int_eq(req_params_end(r, &why), 0);
+	return r;
+}
+
+/* The STDOUT bytes in the output, NUL-ended (static). */
+static const char *
+stdout_text(void)
+{
+	static char		 text[4096];
+	size_t			 len = evbuffer_get_length(flink.rl_out);
+	size_t			 off = 0, tlen = 0;
+	const uint8_t		*b = evbuffer_pullup(flink.rl_out, -1);
+	struct fcgi_record	 rec;
+	ssize_t			 n;
+
+	while (off < len) {
+		ck_assert_int_gt(n = fcgi_parse(b + off, len - off, &rec), 0);
+		if (rec.hdr.type == FCGI_STDOUT) {
+			ck_assert_uint_lt(tlen + rec.hdr.content_length,
+			    sizeof(text));
+			memcpy(text + tlen, rec.content,
+			    rec.hdr.content_length);
+			tlen += rec.hdr.content_length;
+		}
+		off += (size_t)n;
+	}
+	text[tlen] = '\0';
+	return text;
+}
+
+static void
+handler(struct evfcgi_req *r, void *arg)
+{
+	ck_assert_ptr_eq(arg, &handled);
+	handled++;
+	evfcgi_respond(r, 200, "text/plain", "ok\n", 3);
+}
+
+START_TEST(lifecycle_to_done)
+{
+	static const char *const nv[] = { "REQUEST_URI", "/a/b?x=1",
+	    "QUERY_STRING", "x=1", NULL };
+	struct evfcgi_req	*r = req_with(nv);
+
+	ck_assert_int_eq(r->r_state, REQ_STDIN);
+	ck_assert_uint_eq(st.requests_total, 1);
+	ck_assert_uint_eq(st.requests_active, 1);
+	req_dispatch(r, handler, &handled, 0);
+	ck_assert_int_eq(handled, 1);
+	ck_assert_int_eq(n_done, 1);
+	ck_assert_int_eq(done_state, REQ_DONE);
+	ck_assert_uint_eq(st.requests_active, 0);
+	ck_assert_str_eq(stdout_text(), "Status: 200 OK\r\nContent-Type: "
+	    "text/plain\r\nContent-Length: 3\r\n\r\nok\n");
+	req_free(r);
+	ck_assert_uint_eq(st.requests_active, 0);
+}
+END_TEST
+
+START_TEST(cgi_view)
+{
+	static const char *const a[] = { "REQUEST_URI", "/a/b?x=1",
+	    "QUERY_STRING", "x=1", "EMPTY", "", NULL };
+	static const char *const b[] = { "SCRIPT_NAME", "/s",
+	    "PATH_INFO", "/p", NULL };
+	static const char *const none[] = { NULL };
+	struct evfcgi_req	*r = req_with(a);
+
+	ck_assert_str_eq(evfcgi_path(r), "/a/b");
+	ck_assert_str_eq(evfcgi_query(r), "x=1");
+	ck_assert_str_eq(evfcgi_param(r, "EMPTY"), "");
+	ck_assert_ptr_null(evfcgi_param(r, "MISSING"));
+	req_free(r);
+	r = req_with(b);
+	ck_assert_str_eq(evfcgi_path(r), "/s/p");
+	ck_assert_str_eq(evfcgi_query(r), "");
+	req_free(r);
+	r = req_with(none);
+	ck_assert_str_eq(evfcgi_path(r), "");
+	req_free(r);
+}
+END_TEST
+
+START_TEST(steps_refused)
+{
+	static const char *const nv[] = { NULL };
+	struct evfcgi_req	*r;
+
+	ck_assert_ptr_nonnull(r = req_new(&flink, 1, 0));
+	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), -1);
+	ck_assert_int_eq(req_set_state(r, REQ_DONE), -1);
+	ck_assert_int_eq(req_set_state(r, REQ_DRAIN), -1);
+	ck_assert_int_eq(r->r_state, REQ_PARAMS);
+	req_free(r);
+	r = req_with(nv);
+	ck_assert_int_eq(req_set_state(r, REQ_PARAMS), -1);
+	ck_assert_int_eq(req_set_state(r, REQ_DONE), -1);
+	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	ck_assert_int_eq(req_set_state(r, REQ_DRAIN), -1);
+	ck_assert_int_eq(req_set_state(r, REQ_STDIN), -1);
+	ck_assert_int_eq(req_set_state(r, REQ_DONE), 0);
+	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), -1);
+	ck_assert_int_eq(r->r_state, REQ_DONE);
+	ck_assert_uint_eq(st.requests_active, 0);
+	req_free(r);
+	ck_assert_uint_eq(st.requests_active, 0);
+}
+END_TEST
+
+START_TEST(second_header_refused)
+{
+	static const char *const nv[] = { NULL };
+	struct evfcgi_req	*r = req_with(nv);
+	size_t			 len;
+
+	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	ck_assert_int_eq(evfcgi_write(r, "early", 5), -1);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), 0);
+	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", -1), 0);
+	len = evbuffer_get_length(flink.rl_out);
+	ck_assert_int_eq(evfcgi_header(r, 500, "text/plain", -1), -1);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), len);
+	ck_assert_int_eq(evfcgi_write(r, "body", 4), 0);
+	/* An error after the header ends the response without a new head. */
+	evfcgi_respond_error(r, 503, "late");
+	ck_assert_int_eq(n_done, 1);
+	ck_assert_str_eq(stdout_text(), "Status: 200 OK\r\nContent-Type: "
+	    "text/plain\r\n\r\nbody");
+	ck_assert_int_eq(evfcgi_write(r, "more", 4), -1);
+	req_free(r);
+}
+END_TEST
+
+START_TEST(engine_answers)
+{
+	static const char *const nv[] = { NULL };
+	struct evfcgi_req	*r = req_with(nv);
+
+	req_dispatch(r, NULL, NULL, 0);
+	ck_assert_str_eq(stdout_text(), "Status: 404 Not Found\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: 14\r\n\r\n"
+	    "404 Not Found\n");
+	ck_assert_int_eq(done_state, REQ_DONE);
+	req_free(r);
+	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	r = req_with(nv);
+	req_dispatch(r, handler, &handled, 1);
+	ck_assert_int_eq(handled, 0);
+	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 503 "));
+	ck_assert_uint_eq(st.overloaded, 1);
+	req_free(r);
+}
+END_TEST
+
+START_TEST(producer)
+{
+	static const char *const nv[] = { NULL };
+	struct evfcgi_req	*r = req_with(nv);
+
+	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", 2), 0);
+	evfcgi_produce(r, NULL, NULL);
+	ck_assert_int_eq(n_produce, 1);
+	req_free(r);
+}
+END_TEST
+
+/* Early answers leave the request draining its STDIN. */
+START_TEST(params_over_limit)
+{
+	struct evfcgi_req	*r;
+	uint8_t			 big[300];
+	const char		*why;
+
+	memset(big, 'x', sizeof(big));
+	ck_assert_ptr_nonnull(r = req_new(&flink, 2, 1));
+	ck_assert_int_eq(req_params_add(r, big, 200), 0);
+	ck_assert_int_eq(req_params_add(r, big, 100), 0);
+	ck_assert_int_eq(req_params_end(r, &why), 0);
+	ck_assert_int_eq(n_done, 1);
+	ck_assert_int_eq(done_state, REQ_DRAIN);
+	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 431 "));
+	ck_assert_uint_eq(st.rejected, 1);
+	ck_assert_uint_eq(st.requests_active, 0);
+	req_free(r);
+	ck_assert_uint_eq(st.requests_active, 0);
+}
+END_TEST
+
+START_TEST(body_length_checks)
+{
+	static const char *const bad[] = { "CONTENT_LENGTH", "-5", NULL };
+	static const char *const big[] = { "CONTENT_LENGTH", "17", NULL };
+	static const char *const ok[] = { "CONTENT_LENGTH", "16", NULL };
+	struct evfcgi_req	*r;
+
+	r = req_with(bad);
+	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 400 "));
+	ck_assert_int_eq(r->r_state, REQ_DRAIN);
+	req_free(r);
+	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	r = req_with(big);
+	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 413 "));
+	req_free(r);
+	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	r = req_with(ok);
+	ck_assert_int_eq(r->r_state, REQ_STDIN);
+	ck_assert_int_eq(req_body_add(r, "0123456789", 10), 0);
+	ck_assert_int_eq(r->r_state, REQ_STDIN);
+	ck_assert_int_eq(req_body_add(r, "0123456789", 10), 0);
+	ck_assert_int_eq(r->r_state, REQ_DRAIN);
+	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 413 "));
+	req_free(r);
+}
+END_TEST
+
+START_TEST(malformed_pairs)
+{
+	struct evfcgi_req	*r;
+	static const uint8_t	 cut[] = { 5, 3, 'a', 'b' };
+	const char		*why = NULL;
+
+	ck_assert_ptr_nonnull(r = req_new(&flink, 3, 1));
+	ck_assert_int_eq(req_params_add(r, cut, sizeof(cut)), 0);
+	ck_assert_int_eq(req_params_end(r, &why), -1);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_int_eq(n_done, 0);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), 0);
+	req_free(r);
+	ck_assert_uint_eq(st.requests_active, 0);
+}
+END_TEST
+
+/* Output that cannot be queued breaks the flink once; finish still ends r. */
+START_TEST(output_fails)
+{
+	static const char *const nv[] = { NULL };
+	struct evfcgi_req	*r = req_with(nv);
+
+	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	ck_assert_int_eq(evbuffer_freeze(flink.rl_out, 0), 0);
+	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", 1), -1);
+	ck_assert_int_eq(n_failed, 1);
+	ck_assert(flink.rl_broken);
+	ck_assert_int_eq(evfcgi_write(r, "x", 1), -1);
+	ck_assert_int_eq(evfcgi_write_ref(r, "x", 1), -1);
+	ck_assert_int_eq(n_failed, 1);
+	evfcgi_finish(r);
+	ck_assert_int_eq(n_done, 1);
+	ck_assert_int_eq(done_state, REQ_DONE);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), 0);
+	req_free(r);
+}
+END_TEST
+
+static Suite *
+request_suite(void)
+{
+	Suite	*s = suite_create("request");
+	TCase	*tc;
+
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, lifecycle_to_done);
+	tcase_add_test(tc, cgi_view);
+	tcase_add_test(tc, steps_refused);
+	tcase_add_test(tc, second_header_refused);
+	tcase_add_test(tc, engine_answers);
+	tcase_add_test(tc, producer);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("partial");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, params_over_limit);
+	tcase_add_test(tc, body_length_checks);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("malformed");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, malformed_pairs);
+	tcase_add_test(tc, output_fails);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return suite_run(request_suite());
+}
