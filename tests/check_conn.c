@@ -685,55 +685,40 @@ START_TEST(bad_version_closes_one_conn)
 }
 END_TEST
 
-START_TEST(bad_begin_length)
-{
-	struct peer	*p;
+/* Records that must each close their connection with nothing answered. */
+struct rec_spec {
+	uint8_t		 type;		/* 0 ends a list */
+	const char	*content;
+	size_t		 len;
+};
 
-	start();
-	p = peer_new();
-	send_record(p, FCGI_BEGIN_REQUEST, 1, "\0\1\0\0\0", 5);
-	ck_assert(RUN_UNTIL(p, p->eof, 2));
-	peer_free(p);
-}
-END_TEST
+#define BEGIN_OK	{ FCGI_BEGIN_REQUEST, "\0\1\0\0\0\0\0\0", 8 }
 
-START_TEST(bad_pair_closes)
-{
-	struct peer	*p;
-
-	start();
-	p = peer_new();
-	send_begin(p, 1, FCGI_RESPONDER, 0);
+static const struct rec_spec malformed[][3] = {
+	/* BEGIN_REQUEST's body is 8 bytes. */
+	{ { FCGI_BEGIN_REQUEST, "\0\1\0\0\0", 5 } },
 	/* A value length that runs past the end of PARAMS. */
-	send_record(p, FCGI_PARAMS, 1, "\1\x50" "A", 3);
-	send_record(p, FCGI_PARAMS, 1, NULL, 0);
+	{ BEGIN_OK, { FCGI_PARAMS, "\1\x50" "A", 3 }, { FCGI_PARAMS, "", 0 } },
+	/* A type only applications send. */
+	{ { FCGI_STDOUT, "x", 1 } },
+	/* A request id already in flight. */
+	{ BEGIN_OK, BEGIN_OK }
+};
+
+#define NMALFORMED	(int)(sizeof(malformed) / sizeof(malformed[0]))
+
+START_TEST(malformed_closes)
+{
+	const struct rec_spec	*r;
+	struct peer		*p;
+
+	start();
+	p = peer_new();
+	for (r = malformed[_i]; r < malformed[_i] + 3 && r->type != 0; r++)
+		send_record(p, r->type, 1, r->content, r->len);
 	ck_assert(RUN_UNTIL(p, p->eof, 2));
 	ck_assert(!p->r[1].ended);
-	peer_free(p);
-}
-END_TEST
-
-START_TEST(app_only_type_closes)
-{
-	struct peer	*p;
-
-	start();
-	p = peer_new();
-	send_record(p, FCGI_STDOUT, 1, "x", 1);
-	ck_assert(RUN_UNTIL(p, p->eof, 2));
-	peer_free(p);
-}
-END_TEST
-
-START_TEST(duplicate_begin_closes)
-{
-	struct peer	*p;
-
-	start();
-	p = peer_new();
-	send_begin(p, 1, FCGI_RESPONDER, 0);
-	send_begin(p, 1, FCGI_RESPONDER, 0);
-	ck_assert(RUN_UNTIL(p, p->eof, 2));
+	ck_assert_uint_eq(stats().closed_on_error, 1);
 	peer_free(p);
 }
 END_TEST
@@ -893,43 +878,19 @@ conn_suite(void)
 	Suite	*s = suite_create("conn");
 	TCase	*tc;
 
-	tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, hello_then_close);
-	tcase_add_test(tc, keep_conn_serves_many);
-	tcase_add_test(tc, sizes_at_record_boundaries);
-	tcase_add_test(tc, multiplexed_ids);
-	tcase_add_test(tc, abort_request);
-	tcase_add_test(tc, watermark_pause_and_resume);
-	tcase_add_test(tc, global_cap_answers_503);
-	tcase_add_test(tc, get_values);
-	tcase_add_test(tc, unknown_type_and_role);
-	tcase_add_test(tc, overloaded_beyond_max_reqs);
-	tcase_add_test(tc, stray_records_ignored);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("partial");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, params_split_byte_by_byte);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("malformed");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, bad_version_closes_one_conn);
-	tcase_add_test(tc, bad_begin_length);
-	tcase_add_test(tc, bad_pair_closes);
-	tcase_add_test(tc, app_only_type_closes);
-	tcase_add_test(tc, duplicate_begin_closes);
-	tcase_add_test(tc, params_too_large_431);
-	tcase_add_test(tc, body_too_large_413);
-	tcase_add_test(tc, header_timeout_closes);
-	tcase_add_test(tc, header_timeout_per_request);
-	tcase_add_test(tc, write_timeout_closes);
-	tcase_add_test(tc, idle_timeout_closes);
-	suite_add_tcase(s, tc);
+	suite_add_case(s, "core", setup, teardown, 30, hello_then_close,
+	    keep_conn_serves_many, sizes_at_record_boundaries, multiplexed_ids,
+	    abort_request, watermark_pause_and_resume, global_cap_answers_503,
+	    get_values, unknown_type_and_role, overloaded_beyond_max_reqs,
+	    stray_records_ignored, NULL);
+	suite_add_case(s, "partial", setup, teardown, 30,
+	    params_split_byte_by_byte, NULL);
+	tc = suite_add_case(s, "malformed", setup, teardown, 30,
+	    bad_version_closes_one_conn, params_too_large_431,
+	    body_too_large_413, header_timeout_closes,
+	    header_timeout_per_request, write_timeout_closes,
+	    idle_timeout_closes, NULL);
+	tcase_add_loop_test(tc, malformed_closes, 0, NMALFORMED);
 	return s;
 }
 

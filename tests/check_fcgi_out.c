@@ -288,27 +288,14 @@ static Suite *
 out_suite(void)
 {
 	Suite	*s = suite_create("fcgi_out");
-	TCase	*tc;
 
-	tc = tcase_create("core");
-	tcase_add_test(tc, record_copy);
-	tcase_add_test(tc, record_empty_and_largest);
-	tcase_add_test(tc, stream_by_copy);
-	tcase_add_test(tc, stream_by_reference_is_not_copied);
-	tcase_add_test(tc, stream_by_move);
-	tcase_add_test(tc, finish_and_end);
-	tcase_add_test(tc, unknown_type);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("partial");
-	tcase_add_test(tc, stream_every_boundary);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("malformed");
-	tcase_add_test(tc, move_more_than_there_is);
-	tcase_add_test(tc, record_too_long);
-	tcase_add_test(tc, buffer_cannot_grow);
-	suite_add_tcase(s, tc);
+	suite_add_case(s, "core", NULL, NULL, 0, record_copy,
+	    record_empty_and_largest, stream_by_copy,
+	    stream_by_reference_is_not_copied, stream_by_move, finish_and_end,
+	    unknown_type, NULL);
+	suite_add_case(s, "partial", NULL, NULL, 0, stream_every_boundary, NULL);
+	suite_add_case(s, "malformed", NULL, NULL, 0, move_more_than_there_is,
+	    record_too_long, buffer_cannot_grow, NULL);
 	return s;
 }
 

@@ -302,35 +302,16 @@ static Suite *
 proto_suite(void)
 {
 	Suite	*s = suite_create("fcgi_proto");
-	TCase	*tc;
 
-	tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, guard_setup, guard_teardown);
-	tcase_add_test(tc, header_roundtrip);
-	tcase_add_test(tc, record_whole);
-	tcase_add_test(tc, record_largest);
-	tcase_add_test(tc, record_two_in_a_row);
-	tcase_add_test(tc, begin_end_unknown);
-	tcase_add_test(tc, padding_values);
-	tcase_add_test(tc, nv_short_and_long);
-	tcase_add_test(tc, nv_encode_too_small);
-	tcase_add_test(tc, type_names);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("partial");
-	tcase_add_checked_fixture(tc, guard_setup, guard_teardown);
-	tcase_add_test(tc, record_every_prefix);
-	tcase_add_test(tc, nv_every_prefix);
-	tcase_add_test(tc, nv_split_anywhere);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("malformed");
-	tcase_add_checked_fixture(tc, guard_setup, guard_teardown);
-	tcase_add_test(tc, bad_versions);
-	tcase_add_test(tc, bad_type_zero);
-	tcase_add_test(tc, bad_begin_and_end_length);
-	tcase_add_test(tc, bad_nv_lengths);
-	suite_add_tcase(s, tc);
+	suite_add_case(s, "core", guard_setup, guard_teardown, 0, header_roundtrip,
+	    record_whole, record_largest, record_two_in_a_row,
+	    begin_end_unknown, padding_values, nv_short_and_long,
+	    nv_encode_too_small, type_names, NULL);
+	suite_add_case(s, "partial", guard_setup, guard_teardown, 0,
+	    record_every_prefix, nv_every_prefix, nv_split_anywhere, NULL);
+	suite_add_case(s, "malformed", guard_setup, guard_teardown, 0,
+	    bad_versions, bad_type_zero, bad_begin_and_end_length,
+	    bad_nv_lengths, NULL);
 	return s;
 }
 

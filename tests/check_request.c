@@ -363,29 +363,14 @@ static Suite *
 request_suite(void)
 {
 	Suite	*s = suite_create("request");
-	TCase	*tc;
 
-	tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, lifecycle_to_done);
-	tcase_add_test(tc, cgi_view);
-	tcase_add_test(tc, steps_refused);
-	tcase_add_test(tc, second_header_refused);
-	tcase_add_test(tc, engine_answers);
-	tcase_add_test(tc, producer);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("partial");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, params_over_limit);
-	tcase_add_test(tc, body_length_checks);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("malformed");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, malformed_pairs);
-	tcase_add_test(tc, output_fails);
-	suite_add_tcase(s, tc);
+	suite_add_case(s, "core", setup, teardown, 0, lifecycle_to_done, cgi_view,
+	    steps_refused, second_header_refused, engine_answers, producer,
+	    NULL);
+	suite_add_case(s, "partial", setup, teardown, 0, params_over_limit,
+	    body_length_checks, NULL);
+	suite_add_case(s, "malformed", setup, teardown, 0, malformed_pairs,
+	    output_fails, NULL);
 	return s;
 }
 
