@@ -68,19 +68,17 @@ conn_new(const struct conn_env *env, int fd, const char *peer)
 {
 	struct conn	*c;
 
-	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->c_reqs = calloc(env->ce_lim->max_reqs,
-	    sizeof(*c->c_reqs))) == NULL) {
-		free(c);
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		evutil_closesocket(fd);
 		return NULL;
 	}
 	c->c_env = env;
+	TAILQ_INIT(&c->c_reqs);
+	TAILQ_INIT(&c->c_params);
 	TAILQ_INIT(&c->c_producers);
 	snprintf(c->c_peer, sizeof(c->c_peer), "%s", peer);
 	conn_sockopts(c, fd);
 	if (conn_events_new(c, fd) == -1) {
-		free(c->c_reqs);
 		free(c);
 		return NULL;
 	}
@@ -211,7 +209,7 @@ conn_close(struct conn *c, const char *why)
 {
 	const struct conn_env	*env = c->c_env;
 	struct evbuffer		*out;
-	size_t			 i;
+	struct evfcgi_req	*r;
 
 	if (c->c_state == CONN_DEAD)
 		return;
@@ -220,14 +218,13 @@ conn_close(struct conn *c, const char *why)
 	else
 		log_debug("%s: closed", c->c_peer);
 	conn_set_state(c, CONN_DEAD);
-	for (i = 0; i < env->ce_lim->max_reqs; i++) {
-		if (c->c_reqs[i] == NULL)
-			continue;
-		if (c->c_reqs[i]->r_state == REQ_HANDLER)
+	while ((r = TAILQ_FIRST(&c->c_reqs)) != NULL) {
+		TAILQ_REMOVE(&c->c_reqs, r, r_entry);
+		if (r->r_state == REQ_HANDLER)
 			env->ce_st->aborted++;
-		req_kill(c->c_reqs[i]);
-		c->c_reqs[i] = NULL;
+		req_kill(r);
 	}
+	reqtab_free(&c->c_tab);
 	out = bufferevent_get_output(c->c_bev);
 	evbuffer_remove_cb(out, conn_output_cb, c);
 	budget_add(env->ce_budget, -(long long)evbuffer_get_length(out));
@@ -237,8 +234,6 @@ conn_close(struct conn *c, const char *why)
 	c->c_bev = NULL;
 	event_free(c->c_timer);
 	c->c_timer = NULL;
-	free(c->c_reqs);
-	c->c_reqs = NULL;
 	env->ce_st->connections--;
 	env->ce_closed(env->ce_arg, c);
 	if (c->c_in_cb == 0)
@@ -317,7 +312,7 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 void
 conn_maybe_close(struct conn *c)
 {
-	if (!c->c_close_after || c->c_nreqs > 0 || c->c_state == CONN_DEAD)
+	if (!c->c_close_after || c->c_tab.rt_n > 0 || c->c_state == CONN_DEAD)
 		return;
 	if (evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0)
 		conn_close(c, NULL);
@@ -336,14 +331,38 @@ conn_readcb(struct bufferevent *bev, void *arg)
 	conn_leave(c);
 }
 
-/* Frees r and its slot; says nothing on the wire. */
+int
+conn_req_add(struct conn *c, struct evfcgi_req *r)
+{
+	if (reqtab_add(&c->c_tab, r) == -1)
+		return -1;
+	TAILQ_INSERT_TAIL(&c->c_reqs, r, r_entry);
+	TAILQ_INSERT_TAIL(&c->c_params, r, r_params_entry);
+	c->c_nparams++;
+	return 0;
+}
+
+void
+conn_req_unlink(struct conn *c, struct evfcgi_req *r)
+{
+	reqtab_del(&c->c_tab, r);
+	TAILQ_REMOVE(&c->c_reqs, r, r_entry);
+	if (r->r_state == REQ_PARAMS) {
+		TAILQ_REMOVE(&c->c_params, r, r_params_entry);
+		c->c_nparams--;
+	}
+	if (r->r_state == REQ_HANDLER || r->r_state == REQ_DONE)
+		c->c_nhandler--;
+	if (r->r_producing) {
+		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
+		r->r_producing = 0;
+	}
+}
+
 void
 conn_req_free(struct conn *c, struct evfcgi_req *r)
 {
-	c->c_reqs[r->r_slot] = NULL;
-	c->c_nreqs--;
-	if (r->r_producing)
-		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
+	conn_req_unlink(c, r);
 	req_free(r);
 }
 
@@ -399,25 +418,18 @@ conn_timer_update(struct conn *c)
 	enum conn_timer			 want = TIMER_NONE;
 	struct timeval			 tv = { 0, 0 }, now, due;
 	const struct timeval		*oldest = NULL;
-	struct evfcgi_req		*r;
-	size_t				 i;
-	int				 awaiting = 0;
+	int				 awaiting;
 
 	if (c->c_timer_kind == TIMER_FAIL)
 		return;
-	for (i = 0; i < lim->max_reqs; i++) {
-		if ((r = c->c_reqs[i]) == NULL)
-			continue;
-		if (r->r_state == REQ_PARAMS) {
-			if (oldest == NULL || timercmp(&r->r_begun, oldest, <))
-				oldest = &r->r_begun;
-		} else if (r->r_state != REQ_HANDLER)
-			awaiting = 1;
-	}
+	if (!TAILQ_EMPTY(&c->c_params))
+		oldest = &TAILQ_FIRST(&c->c_params)->r_begun;
+	/* Requests in STDIN or DRAIN wait for input. */
+	awaiting = c->c_tab.rt_n > c->c_nparams + c->c_nhandler;
 	if (oldest != NULL)
 		want = TIMER_HEADER;
 	else if (c->c_state == CONN_READING &&
-	    (awaiting || (c->c_nreqs == 0 &&
+	    (awaiting || (c->c_tab.rt_n == 0 &&
 	    evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0)))
 		want = TIMER_IDLE;
 	c->c_timer_kind = want;
@@ -450,7 +462,7 @@ conn_timeoutcb(evutil_socket_t fd, short what, void *arg)
 		conn_error(c, c->c_fail_why);
 	else if (c->c_timer_kind == TIMER_HEADER)
 		conn_error(c, "header timeout: PARAMS incomplete");
-	else if (c->c_nreqs > 0)
+	else if (c->c_tab.rt_n > 0)
 		conn_error(c, "idle timeout: request body stalled");
 	else
 		conn_close(c, NULL);
@@ -484,18 +496,19 @@ conn_writecb(struct bufferevent *bev, void *arg)
 static void
 conn_eventcb(struct bufferevent *bev, short what, void *arg)
 {
-	struct conn	*c = arg;
-	size_t		 i;
-	char		 why[128];
+	struct conn		*c = arg;
+	struct evfcgi_req	*r, *next;
+	char			 why[128];
 
 	(void)bev;
 	conn_enter(c);
 	if (what & BEV_EVENT_EOF) {
 		/* The peer sends no more: what still waits for input is dead. */
-		for (i = 0; i < c->c_env->ce_lim->max_reqs; i++)
-			if (c->c_reqs[i] != NULL &&
-			    c->c_reqs[i]->r_state != REQ_HANDLER)
-				conn_req_free(c, c->c_reqs[i]);
+		for (r = TAILQ_FIRST(&c->c_reqs); r != NULL; r = next) {
+			next = TAILQ_NEXT(r, r_entry);
+			if (r->r_state != REQ_HANDLER)
+				conn_req_free(c, r);
+		}
 		c->c_close_after = 1;
 		if (c->c_state == CONN_READING || c->c_state == CONN_PAUSED)
 			bufferevent_disable(c->c_bev, EV_READ);

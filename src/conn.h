@@ -13,6 +13,7 @@
 
 #include "budget.h"
 #include "evfcgi.h"
+#include "reqtab.h"
 #include "request.h"
 
 struct bufferevent;
@@ -60,8 +61,11 @@ struct conn {
 	struct bufferevent	*c_bev;
 	enum conn_state		 c_state;
 	struct req_link		 c_link;	/* lent to its requests */
-	struct evfcgi_req	**c_reqs;	/* max_reqs slots */
-	size_t			 c_nreqs;
+	struct reqtab		 c_tab;		/* requests in flight, by id */
+	struct req_list		 c_reqs;	/* the same, in BEGIN order */
+	struct req_list		 c_params;	/* those in PARAMS, in order */
+	size_t			 c_nparams;
+	size_t			 c_nhandler;	/* those the application has */
 	struct req_list		 c_producers;	/* round-robin order */
 	struct budget_waiter	 c_wait;	/* held by the global cap */
 	uint64_t		 c_served;
@@ -116,7 +120,13 @@ int		 conn_out(struct conn *c, int rc);
 /* Closes c if it is to close after its last request and none is left. */
 void		 conn_maybe_close(struct conn *c);
 
-/* Frees r and its slot in c; says nothing on the wire. */
+/* Adds r to c's table and lists.  0, or -1 when out of memory. */
+int		 conn_req_add(struct conn *c, struct evfcgi_req *r);
+
+/* Takes r out of c's table and lists (r itself is not freed). */
+void		 conn_req_unlink(struct conn *c, struct evfcgi_req *r);
+
+/* Unlinks r from c and frees it; says nothing on the wire. */
 void		 conn_req_free(struct conn *c, struct evfcgi_req *r);
 
 /* Moves c to state s.  0, or -1 (logged) for a step it cannot take. */

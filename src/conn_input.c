@@ -144,10 +144,7 @@ conn_abort_req(struct conn *c, struct evfcgi_req *r)
 	c->c_served++;
 	if (!r->r_keep)
 		c->c_close_after = 1;
-	c->c_reqs[r->r_slot] = NULL;
-	c->c_nreqs--;
-	if (r->r_producing)
-		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
+	conn_req_unlink(c, r);
 	req_kill(r);
 	conn_maybe_close(c);
 }
@@ -159,7 +156,6 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 	struct evfcgi_req	*r;
 	uint16_t		 id = rec->hdr.request_id, role;
 	uint8_t			 flags, refuse = 0;
-	size_t			 i;
 
 	if (fcgi_begin_decode(rec->content, rec->hdr.content_length, &role,
 	    &flags) == -1) {
@@ -176,19 +172,19 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 	}
 	if (role != FCGI_RESPONDER)
 		refuse = FCGI_UNKNOWN_ROLE;
-	else if (c->c_nreqs >= c->c_env->ce_lim->max_reqs ||
+	else if (c->c_tab.rt_n >= c->c_env->ce_lim->max_reqs ||
 	    (r = req_new(&c->c_link, id, flags & FCGI_KEEP_CONN)) == NULL) {
+		c->c_env->ce_st->overloaded++;
+		refuse = FCGI_OVERLOADED;
+	}
+	if (refuse == 0 && conn_req_add(c, r) == -1) {
+		req_free(r);
 		c->c_env->ce_st->overloaded++;
 		refuse = FCGI_OVERLOADED;
 	}
 	if (refuse != 0)
 		return conn_out(c, fcgi_out_end_request(c->c_link.rl_out, id,
 		    refuse)) == -1 ? -1 : 0;
-	for (i = 0; c->c_reqs[i] != NULL; i++)
-		;
-	c->c_reqs[i] = r;
-	r->r_slot = i;
-	c->c_nreqs++;
 	return 0;
 }
 
@@ -206,6 +202,9 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		}
 		return 0;
 	}
+	/* r leaves PARAMS, whatever comes of it. */
+	TAILQ_REMOVE(&c->c_params, r, r_params_entry);
+	c->c_nparams--;
 	if (req_params_end(r, &why) == -1) {
 		conn_error(c, why);
 		return -1;
@@ -251,6 +250,7 @@ conn_dispatch(struct conn *c, struct evfcgi_req *r)
 	void			*arg = NULL;
 
 	fn = env->ce_route(env->ce_arg, evfcgi_path(r), &arg);
+	c->c_nhandler++;
 	req_dispatch(r, fn, arg, budget_over(env->ce_budget));
 }
 
@@ -313,10 +313,5 @@ conn_get_value(struct conn *c, const struct fcgi_nv *nv, uint8_t *out,
 static struct evfcgi_req *
 conn_find(struct conn *c, uint16_t id)
 {
-	size_t	 i;
-
-	for (i = 0; i < c->c_env->ce_lim->max_reqs; i++)
-		if (c->c_reqs[i] != NULL && c->c_reqs[i]->r_id == id)
-			return c->c_reqs[i];
-	return NULL;
+	return reqtab_find(&c->c_tab, id);
 }

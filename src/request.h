@@ -71,7 +71,6 @@ struct evfcgi_req {
 	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
 	enum req_state		 r_state;
 	enum req_head		 r_head;
-	size_t			 r_slot;	/* index in the connection's table */
 	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
 	int			 r_reject;	/* status to answer, 0: none */
 	struct evbuffer		*r_params;	/* raw PARAMS until complete */
@@ -84,6 +83,8 @@ struct evfcgi_req {
 	void			*r_producer_arg;
 	evfcgi_abort_cb		 r_abort;
 	void			*r_abort_arg;
+	TAILQ_ENTRY(evfcgi_req)	 r_entry;	/* on its connection's list */
+	TAILQ_ENTRY(evfcgi_req)	 r_params_entry; /* while in PARAMS */
 	TAILQ_ENTRY(evfcgi_req)	 r_prod_entry;	/* on the producers' list */
 	int			 r_producing;
 };

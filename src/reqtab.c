@@ -1,0 +1,107 @@
+/*
+ * reqtab.c: linear probing keyed by the 16-bit request id, at most half
+ * full; deletion shifts the entries after the hole back, so no tombstones
+ * build up on a connection that reuses ids for hours.
+ */
+#include <stdlib.h>
+
+#include "reqtab.h"
+#include "request.h"
+
+#define REQTAB_MIN	8
+
+static size_t	reqtab_home(const struct reqtab *, uint16_t);
+static int	reqtab_grow(struct reqtab *);
+
+/* The slot where a search for id starts (a multiplicative hash). */
+static size_t
+reqtab_home(const struct reqtab *t, uint16_t id)
+{
+	return ((uint32_t)id * 2654435761u >> 8) & (t->rt_cap - 1);
+}
+
+struct evfcgi_req *
+reqtab_find(const struct reqtab *t, uint16_t id)
+{
+	size_t	 i;
+
+	if (t->rt_cap == 0)
+		return NULL;
+	for (i = reqtab_home(t, id); t->rt_slot[i] != NULL;
+	    i = (i + 1) & (t->rt_cap - 1))
+		if (t->rt_slot[i]->r_id == id)
+			return t->rt_slot[i];
+	return NULL;
+}
+
+/* Doubles the table (or makes the first), placing every entry again. */
+static int
+reqtab_grow(struct reqtab *t)
+{
+	struct reqtab	 n;
+	size_t		 i, j;
+
+	n.rt_cap = t->rt_cap == 0 ? REQTAB_MIN : t->rt_cap * 2;
+	n.rt_n = t->rt_n;
+	if ((n.rt_slot = calloc(n.rt_cap, sizeof(*n.rt_slot))) == NULL)
+		return -1;
+	for (i = 0; i < t->rt_cap; i++) {
+		if (t->rt_slot[i] == NULL)
+			continue;
+		for (j = reqtab_home(&n, t->rt_slot[i]->r_id);
+		    n.rt_slot[j] != NULL; j = (j + 1) & (n.rt_cap - 1))
+			;
+		n.rt_slot[j] = t->rt_slot[i];
+	}
+	free(t->rt_slot);
+	*t = n;
+	return 0;
+}
+
+int
+reqtab_add(struct reqtab *t, struct evfcgi_req *r)
+{
+	size_t	 i;
+
+	if ((t->rt_n + 1) * 2 > t->rt_cap && reqtab_grow(t) == -1)
+		return -1;
+	for (i = reqtab_home(t, r->r_id); t->rt_slot[i] != NULL;
+	    i = (i + 1) & (t->rt_cap - 1))
+		;
+	t->rt_slot[i] = r;
+	t->rt_n++;
+	return 0;
+}
+
+void
+reqtab_del(struct reqtab *t, struct evfcgi_req *r)
+{
+	size_t	 mask = t->rt_cap - 1, i, j, home;
+
+	if (t->rt_cap == 0)
+		return;
+	for (i = reqtab_home(t, r->r_id); t->rt_slot[i] != r;
+	    i = (i + 1) & mask)
+		if (t->rt_slot[i] == NULL)
+			return;
+	t->rt_slot[i] = NULL;
+	t->rt_n--;
+	/* Move back each later entry whose home lies at or before the hole. */
+	for (j = (i + 1) & mask; t->rt_slot[j] != NULL; j = (j + 1) & mask) {
+		home = reqtab_home(t, t->rt_slot[j]->r_id);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			t->rt_slot[i] = t->rt_slot[j];
+			t->rt_slot[j] = NULL;
+			i = j;
+		}
+	}
+}
+
+void
+reqtab_free(struct reqtab *t)
+{
+	free(t->rt_slot);
+	t->rt_slot = NULL;
+	t->rt_cap = 0;
+	t->rt_n = 0;
+}

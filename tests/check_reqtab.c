@@ -1,0 +1,144 @@
+/*
+ * check_reqtab.c: the table of a connection's requests by id, against a
+ * plain array as the reference, through growth, deletions that shift
+ * entries back, and ids reused over and over.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reqtab.h"
+#include "request.h"
+#include "tests/suite.h"
+
+#define NIDS	65536
+
+static struct evfcgi_req	*reqs[NIDS];	/* reqs[id]: the reference */
+static int			 in[NIDS];
+
+static void
+setup(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < NIDS; i++) {
+		ck_assert_ptr_nonnull(reqs[i] = calloc(1, sizeof(*reqs[i])));
+		reqs[i]->r_id = (uint16_t)i;
+		in[i] = 0;
+	}
+}
+
+static void
+teardown(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < NIDS; i++)
+		free(reqs[i]);
+}
+
+/* Every id is found exactly when the reference has it. */
+static void
+agree(const struct reqtab *t)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < NIDS; i++) {
+		ck_assert_ptr_eq(reqtab_find(t, (uint16_t)i),
+		    in[i] ? reqs[i] : NULL);
+		n += in[i];
+	}
+	ck_assert_uint_eq(t->rt_n, n);
+	ck_assert(t->rt_cap == 0 || t->rt_n * 2 <= t->rt_cap);
+}
+
+START_TEST(empty_costs_nothing)
+{
+	struct reqtab	 t = { NULL, 0, 0 };
+
+	ck_assert_ptr_null(reqtab_find(&t, 1));
+	reqtab_del(&t, reqs[1]);
+	ck_assert_uint_eq(t.rt_cap, 0);
+	agree(&t);
+	reqtab_free(&t);
+}
+END_TEST
+
+START_TEST(every_id)
+{
+	struct reqtab	 t = { NULL, 0, 0 };
+	size_t		 i;
+
+	for (i = 1; i < NIDS; i++) {
+		ck_assert_int_eq(reqtab_add(&t, reqs[i]), 0);
+		in[i] = 1;
+	}
+	agree(&t);
+	for (i = 1; i < NIDS; i += 2) {
+		reqtab_del(&t, reqs[i]);
+		in[i] = 0;
+	}
+	agree(&t);
+	reqtab_free(&t);
+}
+END_TEST
+
+/* Random adds and deletes, checked against the reference as they go. */
+START_TEST(random_churn)
+{
+	struct reqtab	 t = { NULL, 0, 0 };
+	unsigned	 seed = 12345;
+	size_t		 step, id;
+
+	for (step = 0; step < 200000; step++) {
+		/* A small id range, so that clusters form and wrap. */
+		id = (size_t)(rand_r(&seed) % (step < 100000 ? 64 : NIDS));
+		if (in[id]) {
+			reqtab_del(&t, reqs[id]);
+			in[id] = 0;
+		} else {
+			ck_assert_int_eq(reqtab_add(&t, reqs[id]), 0);
+			in[id] = 1;
+		}
+		if (step % 20000 == 0)
+			agree(&t);
+	}
+	agree(&t);
+	reqtab_free(&t);
+}
+END_TEST
+
+START_TEST(delete_absent)
+{
+	struct reqtab	 t = { NULL, 0, 0 };
+
+	ck_assert_int_eq(reqtab_add(&t, reqs[7]), 0);
+	in[7] = 1;
+	reqtab_del(&t, reqs[8]);
+	reqtab_del(&t, reqs[7]);
+	reqtab_del(&t, reqs[7]);
+	in[7] = 0;
+	agree(&t);
+	reqtab_free(&t);
+}
+END_TEST
+
+static Suite *
+reqtab_suite(void)
+{
+	Suite	*s = suite_create("reqtab");
+
+	suite_add_case(s, "core", setup, teardown, 60, empty_costs_nothing,
+	    every_id, NULL);
+	suite_add_case(s, "partial", setup, teardown, 60, random_churn,
+	    NULL);
+	suite_add_case(s, "malformed", setup, teardown, 60, delete_absent,
+	    NULL);
+	return s;
+}
+
+int
+main(void)
+{
+	return suite_run(reqtab_suite());
+}
