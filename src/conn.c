@@ -312,7 +312,8 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 void
 conn_maybe_close(struct conn *c)
 {
-	if (!c->c_close_after || c->c_tab.rt_n > 0 || c->c_state == CONN_DEAD)
+	if (!c->c_close_after || c->c_tab.rt_n > 0 || c->c_state == CONN_DEAD ||
+	    conn_input_pending(c))
 		return;
 	if (evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0)
 		conn_close(c, NULL);
@@ -356,6 +357,12 @@ conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 	if (r->r_producing) {
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
 		r->r_producing = 0;
+	}
+	/* A BEGIN held by max_reqs may go now: read it on the next turn. */
+	if (c->c_held && c->c_state != CONN_DEAD) {
+		c->c_held = 0;
+		bufferevent_trigger(c->c_bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 	}
 }
 
@@ -496,23 +503,18 @@ conn_writecb(struct bufferevent *bev, void *arg)
 static void
 conn_eventcb(struct bufferevent *bev, short what, void *arg)
 {
-	struct conn		*c = arg;
-	struct evfcgi_req	*r, *next;
-	char			 why[128];
+	struct conn	*c = arg;
+	char		 why[128];
 
 	(void)bev;
 	conn_enter(c);
 	if (what & BEV_EVENT_EOF) {
-		/* The peer sends no more: what still waits for input is dead. */
-		for (r = TAILQ_FIRST(&c->c_reqs); r != NULL; r = next) {
-			next = TAILQ_NEXT(r, r_entry);
-			if (r->r_state != REQ_HANDLER)
-				conn_req_free(c, r);
-		}
-		c->c_close_after = 1;
+		c->c_eof = 1;
 		if (c->c_state == CONN_READING || c->c_state == CONN_PAUSED)
 			bufferevent_disable(c->c_bev, EV_READ);
-		conn_maybe_close(c);
+		/* Records still unread are acted on first (then this runs). */
+		if (!conn_input_pending(c))
+			conn_input_ended(c);
 	} else if (what & BEV_EVENT_TIMEOUT) {
 		snprintf(why, sizeof(why), "no write progress for %d s",
 		    c->c_env->ce_lim->write_timeout);
@@ -523,6 +525,21 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 		conn_close(c, why);
 	}
 	conn_leave(c);
+}
+
+void
+conn_input_ended(struct conn *c)
+{
+	struct evfcgi_req	*r, *next;
+
+	/* What still waits for input is dead; the rest is answered. */
+	for (r = TAILQ_FIRST(&c->c_reqs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, r_entry);
+		if (r->r_state != REQ_HANDLER)
+			conn_req_free(c, r);
+	}
+	c->c_close_after = 1;
+	conn_maybe_close(c);
 }
 
 /* The global cap has room again: c's producers may go on. */

@@ -70,6 +70,8 @@ struct conn {
 	struct budget_waiter	 c_wait;	/* held by the global cap */
 	uint64_t		 c_served;
 	int			 c_close_after;	/* close when no request left */
+	int			 c_held;	/* a BEGIN waits for max_reqs */
+	int			 c_eof;		/* the peer sends no more */
 	int			 c_in_cb;	/* inside one of our callbacks */
 	enum conn_timer		 c_timer_kind;
 	struct event		*c_timer;
@@ -113,6 +115,15 @@ void		 conn_process_input(struct conn *c);
 
 /* Closes c at once for what its peer did wrong (counted, logged). */
 void		 conn_error(struct conn *c, const char *why);
+
+/*
+ * Whether c's input holds a whole record not yet acted on (paused above
+ * the high mark, or held by max_reqs): c must not close before it is.
+ */
+int		 conn_input_pending(struct conn *c);
+
+/* The peer's input ended and all of it was acted on: finish c off. */
+void		 conn_input_ended(struct conn *c);
 
 /* Checks an fcgi_out result of c's own: -1 makes c close.  Returns rc. */
 int		 conn_out(struct conn *c, int rc);

@@ -32,6 +32,7 @@ static int	conn_get_values(struct conn *, const struct fcgi_record *);
 static size_t	conn_get_value(struct conn *, const struct fcgi_nv *,
 		    uint8_t *, size_t);
 static struct evfcgi_req *conn_find(struct conn *, uint16_t);
+static int	conn_hold(struct conn *, const struct fcgi_header *);
 
 /*
  * Parses and handles the whole records in the input buffer until it runs
@@ -65,6 +66,8 @@ conn_process_input(struct conn *c)
 		}
 		if (evbuffer_get_length(in) < (total = fcgi_record_len(&h)))
 			break;
+		if (conn_hold(c, &h))
+			break;
 		if ((p = evbuffer_pullup(in, (ev_ssize_t)total)) == NULL ||
 		    fcgi_parse(p, total, &rec) != (ssize_t)total) {
 			conn_error(c, "malformed record");
@@ -74,8 +77,46 @@ conn_process_input(struct conn *c)
 			return;
 		evbuffer_drain(in, total);
 	}
+	if (c->c_state == CONN_DEAD)
+		return;
+	if (c->c_eof && !conn_input_pending(c))
+		conn_input_ended(c);
+	else
+		conn_maybe_close(c);
 	if (c->c_state != CONN_DEAD)
 		conn_timer_update(c);
+}
+
+/*
+ * Whether the record with header h must wait: a new request beyond
+ * max_reqs stays unread until one of c's requests ends (then c is woken),
+ * so a peer that trusts FCGI_MAX_REQS is held back, never refused.
+ */
+static int
+conn_hold(struct conn *c, const struct fcgi_header *h)
+{
+	if (h->type != FCGI_BEGIN_REQUEST || h->request_id == 0 ||
+	    c->c_tab.rt_n < c->c_env->ce_lim->max_reqs ||
+	    reqtab_find(&c->c_tab, h->request_id) != NULL)
+		return 0;
+	if (!c->c_held)
+		log_debug("%s: %zu requests in flight: request %u waits",
+		    c->c_peer, c->c_tab.rt_n, h->request_id);
+	c->c_held = 1;
+	return 1;
+}
+
+int
+conn_input_pending(struct conn *c)
+{
+	struct evbuffer		*in = bufferevent_get_input(c->c_bev);
+	struct fcgi_header	 h;
+	uint8_t			 hb[FCGI_HEADER_LEN];
+
+	if (evbuffer_copyout(in, hb, sizeof(hb)) < (ev_ssize_t)sizeof(hb) ||
+	    fcgi_header_decode(hb, sizeof(hb), &h) < 0)
+		return 0;
+	return evbuffer_get_length(in) >= fcgi_record_len(&h);
 }
 
 /* Handles one record.  Returns 0, or -1 when it closed the connection. */

@@ -129,7 +129,7 @@ usage(FILE *f)
 "Limits (sizes take a k, m or g suffix; each answered as said):\n"
 "  -c, --max-conns N         connections at once; accept pauses (%zu)\n"
 "  -m, --max-reqs N          requests in flight per connection; beyond:\n"
-"                            END_REQUEST FCGI_OVERLOADED (%zu)\n"
+"                            the next waits unread until one ends (%zu)\n"
 "      --max-conn-requests N requests per connection, then it closes;\n"
 "                            0 = no limit (%zu)\n"
 "      --max-params BYTES    PARAMS per request; beyond: 431 (%zu)\n"

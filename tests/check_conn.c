@@ -586,22 +586,90 @@ START_TEST(unknown_type_and_role)
 }
 END_TEST
 
-START_TEST(overloaded_beyond_max_reqs)
+/*
+ * Beyond max_reqs a BEGIN_REQUEST is held unread until a request of the
+ * connection ends, so a peer that trusts FCGI_MAX_REQS is never refused.
+ */
+START_TEST(held_beyond_max_reqs)
 {
 	struct peer	*p;
+	int		 id;
 
 	lim.max_reqs = 2;
 	start();
 	p = peer_new();
 	send_request(p, 1, FCGI_KEEP_CONN, "/sleep?300", NULL, 0);
 	send_request(p, 2, FCGI_KEEP_CONN, "/sleep?300", NULL, 0);
-	send_begin(p, 3, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	ck_assert(RUN_UNTIL(p, p->r[3].ended, 2));
-	ck_assert_int_eq(p->r[3].pstatus, FCGI_OVERLOADED);
-	ck_assert(!p->r[1].ended);
-	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 3));
-	ck_assert_int_eq(p->r[1].pstatus, FCGI_REQUEST_COMPLETE);
-	ck_assert_uint_eq(stats().overloaded, 1);
+	for (id = 3; id < 8; id++)
+		send_request(p, (uint16_t)id, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	run_for(0.1);
+	peer_read(p, 0);
+	ck_assert(!p->r[3].ended);
+	ck_assert(RUN_UNTIL(p, p->r[7].ended, 3));
+	for (id = 1; id < 8; id++) {
+		ck_assert_int_eq(p->r[id].pstatus, FCGI_REQUEST_COMPLETE);
+		ck_assert_int_eq(resp_status(&p->r[id]), 200);
+	}
+	ck_assert_uint_eq(stats().overloaded, 0);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * Requests waiting unread in the input of a connection paused above its
+ * high mark are answered in a drain, and in full, before it closes.
+ */
+START_TEST(drain_answers_paused_input)
+{
+	struct peer	*p;
+	size_t		 len;
+	int		 id;
+
+	/* Each answer is queued whole; the second passes the high mark. */
+	lim.high_water = 64 * 1024;
+	lim.low_water = 16 * 1024;
+	lim.sndbuf = 4096;
+	start();
+	p = peer_new();
+	for (id = 1; id < 13; id++)
+		send_request(p, (uint16_t)id, FCGI_KEEP_CONN, "/size?40000",
+		    NULL, 0);
+	run_for(0.1);
+	ck_assert_uint_eq(stats().requests_active, 0);
+	ck_assert_uint_lt(stats().requests_total, 12);
+	evfcgi_drain(srv);
+	ck_assert(RUN_UNTIL(p, p->eof, 10));
+	for (id = 1; id < 13; id++) {
+		ck_assert_msg(p->r[id].ended, "request %d not answered", id);
+		resp_body(&p->r[id], &len);
+		ck_assert_uint_eq(len, 40000);
+	}
+	peer_free(p);
+}
+END_TEST
+
+/* A peer that sends its requests and then shuts its side gets them all. */
+START_TEST(eof_after_requests_answers_them)
+{
+	struct peer	*p;
+	size_t		 len;
+	int		 id;
+
+	lim.high_water = 8 * 1024;
+	lim.low_water = 2 * 1024;
+	lim.sndbuf = 4096;
+	lim.max_reqs = 2;
+	start();
+	p = peer_new();
+	for (id = 1; id < 9; id++)
+		send_request(p, (uint16_t)id, FCGI_KEEP_CONN, "/big", NULL, 0);
+	ck_assert_int_eq(shutdown(p->fd, SHUT_WR), 0);
+	ck_assert(RUN_UNTIL(p, p->eof, 10));
+	for (id = 1; id < 9; id++) {
+		ck_assert_msg(p->r[id].ended, "request %d not answered", id);
+		resp_body(&p->r[id], &len);
+		ck_assert_uint_eq(len, 96256);
+	}
 	peer_free(p);
 }
 END_TEST
@@ -881,8 +949,9 @@ conn_suite(void)
 	suite_add_case(s, "core", setup, teardown, 30, hello_then_close,
 	    keep_conn_serves_many, sizes_at_record_boundaries, multiplexed_ids,
 	    abort_request, watermark_pause_and_resume, global_cap_answers_503,
-	    get_values, unknown_type_and_role, overloaded_beyond_max_reqs,
-	    stray_records_ignored, NULL);
+	    get_values, unknown_type_and_role, held_beyond_max_reqs,
+	    stray_records_ignored, drain_answers_paused_input,
+	    eof_after_requests_answers_them, NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,
