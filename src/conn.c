@@ -414,46 +414,53 @@ conn_req_produce(struct evfcgi_req *r, void *arg)
 /*
  * Arms the one timer a connection needs now: the deadline of the oldest
  * request whose PARAMS are incomplete (each request has its own, counted
- * from its BEGIN_REQUEST), an idle timeout (restarted by every read) while
- * input is awaited, none while only the application or the output is
- * pending (the bufferevent's write timeout watches the output).
+ * from its BEGIN_REQUEST), or an idle timeout (restarted by every read)
+ * while input is awaited, or none while only the application or the output
+ * is pending (the bufferevent's write timeout watches the output); and,
+ * before any of those, the deadline of a record begun and not finished
+ * (header_timeout from its first byte, so a trickle cannot hold a slot).
  */
 void
 conn_timer_update(struct conn *c)
 {
 	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
 	enum conn_timer			 want = TIMER_NONE;
-	struct timeval			 tv = { 0, 0 }, now, due;
-	const struct timeval		*oldest = NULL;
-	int				 awaiting;
+	struct timeval			 span = { lim->header_timeout, 0 };
+	struct timeval			 now, due, rdue, tv;
+	int				 awaiting, idle;
 
 	if (c->c_timer_kind == TIMER_FAIL)
 		return;
-	if (!TAILQ_EMPTY(&c->c_params))
-		oldest = &TAILQ_FIRST(&c->c_params)->r_begun;
+	event_base_gettimeofday_cached(c->c_env->ce_base, &now);
 	/* Requests in STDIN or DRAIN wait for input. */
 	awaiting = c->c_tab.rt_n > c->c_nparams + c->c_nhandler;
-	if (oldest != NULL)
+	idle = c->c_tab.rt_n == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0;
+	if (!TAILQ_EMPTY(&c->c_params)) {
 		want = TIMER_HEADER;
-	else if (c->c_state == CONN_READING &&
-	    (awaiting || (c->c_tab.rt_n == 0 &&
-	    evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0)))
+		timeradd(&TAILQ_FIRST(&c->c_params)->r_begun, &span, &due);
+	} else if (c->c_state == CONN_READING && (awaiting || idle)) {
 		want = TIMER_IDLE;
+		tv.tv_sec = lim->idle_timeout;
+		tv.tv_usec = 0;
+		timeradd(&now, &tv, &due);
+	}
+	if (c->c_partial) {
+		timeradd(&c->c_partial_since, &span, &rdue);
+		if (want == TIMER_NONE || timercmp(&rdue, &due, <)) {
+			want = TIMER_RECORD;
+			due = rdue;
+		}
+	}
 	c->c_timer_kind = want;
 	if (want == TIMER_NONE) {
 		evtimer_del(c->c_timer);
 		return;
 	}
-	if (want == TIMER_HEADER) {
-		tv.tv_sec = lim->header_timeout;
-		timeradd(oldest, &tv, &due);
-		event_base_gettimeofday_cached(c->c_env->ce_base, &now);
-		if (timercmp(&due, &now, >))
-			timersub(&due, &now, &tv);
-		else
-			timerclear(&tv);
-	} else
-		tv.tv_sec = lim->idle_timeout;
+	if (timercmp(&due, &now, >))
+		timersub(&due, &now, &tv);
+	else
+		timerclear(&tv);
 	evtimer_add(c->c_timer, &tv);
 }
 
@@ -469,6 +476,8 @@ conn_timeoutcb(evutil_socket_t fd, short what, void *arg)
 		conn_error(c, c->c_fail_why);
 	else if (c->c_timer_kind == TIMER_HEADER)
 		conn_error(c, "header timeout: PARAMS incomplete");
+	else if (c->c_timer_kind == TIMER_RECORD)
+		conn_error(c, "record timeout: a record still incomplete");
 	else if (c->c_tab.rt_n > 0)
 		conn_error(c, "idle timeout: request body stalled");
 	else

@@ -51,6 +51,7 @@ enum conn_timer {
 	TIMER_NONE,
 	TIMER_HEADER,	/* deadline for the PARAMS of a request */
 	TIMER_IDLE,	/* no input for idle_timeout */
+	TIMER_RECORD,	/* a record begun header_timeout ago, unfinished */
 	TIMER_FAIL	/* output failed: close on the next loop turn */
 };
 
@@ -72,6 +73,8 @@ struct conn {
 	int			 c_close_after;	/* close when no request left */
 	int			 c_held;	/* a BEGIN waits for max_reqs */
 	int			 c_eof;		/* the peer sends no more */
+	int			 c_partial;	/* input ends inside a record */
+	struct timeval		 c_partial_since; /* its first byte came */
 	int			 c_in_cb;	/* inside one of our callbacks */
 	enum conn_timer		 c_timer_kind;
 	struct event		*c_timer;

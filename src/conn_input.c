@@ -33,6 +33,7 @@ static size_t	conn_get_value(struct conn *, const struct fcgi_nv *,
 		    uint8_t *, size_t);
 static struct evfcgi_req *conn_find(struct conn *, uint16_t);
 static int	conn_hold(struct conn *, const struct fcgi_header *);
+static void	conn_partial_update(struct conn *, int);
 
 /*
  * Parses and handles the whole records in the input buffer until it runs
@@ -49,6 +50,7 @@ conn_process_input(struct conn *c)
 	uint8_t			 hb[FCGI_HEADER_LEN];
 	const uint8_t		*p;
 	size_t			 total;
+	int			 consumed = 0;
 
 	in = bufferevent_get_input(c->c_bev);
 	out = bufferevent_get_output(c->c_bev);
@@ -76,15 +78,38 @@ conn_process_input(struct conn *c)
 		if (conn_record(c, &rec) == -1 || c->c_state == CONN_DEAD)
 			return;
 		evbuffer_drain(in, total);
+		consumed = 1;
 	}
 	if (c->c_state == CONN_DEAD)
 		return;
+	conn_partial_update(c, consumed);
 	if (c->c_eof && !conn_input_pending(c))
 		conn_input_ended(c);
 	else
 		conn_maybe_close(c);
 	if (c->c_state != CONN_DEAD)
 		conn_timer_update(c);
+}
+
+/*
+ * Notes when the input began to end inside a record: at the first byte of
+ * that record (a new one when records were consumed since), or when c
+ * began reading again.
+ */
+static void
+conn_partial_update(struct conn *c, int consumed)
+{
+	size_t	 len = evbuffer_get_length(bufferevent_get_input(c->c_bev));
+
+	/* While c does not read (paused), the peer cannot finish it. */
+	if (len == 0 || conn_input_pending(c) || c->c_state != CONN_READING) {
+		c->c_partial = 0;
+		return;
+	}
+	if (!c->c_partial || consumed)
+		event_base_gettimeofday_cached(c->c_env->ce_base,
+		    &c->c_partial_since);
+	c->c_partial = 1;
 }
 
 /*
@@ -130,7 +155,8 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 		log_debug("%s: record %s id %u len %u", c->c_peer,
 		    fcgi_type_name(type), rec->hdr.request_id,
 		    rec->hdr.content_length);
-	if (rec->hdr.request_id == 0)
+	/* GET_VALUES is the web server's, with whatever id it gave it. */
+	if (rec->hdr.request_id == 0 || type == FCGI_GET_VALUES)
 		return conn_management(c, rec);
 	if (type == FCGI_BEGIN_REQUEST)
 		return conn_begin(c, rec);
@@ -152,7 +178,6 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 	case FCGI_END_REQUEST:
 	case FCGI_STDOUT:
 	case FCGI_STDERR:
-	case FCGI_GET_VALUES:
 	case FCGI_GET_VALUES_RESULT:
 	case FCGI_UNKNOWN_TYPE:
 		conn_error(c, "malformed record: a type only applications send");
@@ -223,10 +248,13 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 		c->c_env->ce_st->overloaded++;
 		refuse = FCGI_OVERLOADED;
 	}
-	if (refuse != 0)
-		return conn_out(c, fcgi_out_end_request(c->c_link.rl_out, id,
-		    refuse)) == -1 ? -1 : 0;
-	return 0;
+	if (refuse == 0)
+		return 0;
+	/* A refusal answers the request: without KEEP_CONN, c ends too. */
+	if (!(flags & FCGI_KEEP_CONN))
+		c->c_close_after = 1;
+	return conn_out(c, fcgi_out_end_request(c->c_link.rl_out, id,
+	    refuse)) == -1 ? -1 : 0;
 }
 
 /* Collects PARAMS; the empty record ends them.  -1 when c was closed. */
@@ -268,6 +296,10 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 			conn_maybe_close(c);
 		}
 		return 0;
+	}
+	if (r->r_state == REQ_PARAMS) {
+		conn_error(c, "STDIN before the end of PARAMS");
+		return -1;
 	}
 	if (r->r_state != REQ_STDIN)
 		return 0;

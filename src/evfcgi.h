@@ -6,6 +6,9 @@
  * handlers must never block.  Output is queued per connection and paced by
  * watermarks, so a slow reader holds at most a watermark of its response.
  *
+ * For a HEAD request (RFC 3875 6.3.3) the engine drops the body: writes
+ * succeed and send nothing, so a handler needs no special case.
+ *
  * A request belongs to the engine.  A handler answers it with
  * evfcgi_respond(), or with evfcgi_header() followed by writes (or a
  * producer) and evfcgi_finish().  If the peer aborts or goes away first, the

@@ -123,6 +123,7 @@ int
 req_params_end(struct evfcgi_req *r, const char **why)
 {
 	struct evfcgi_stats	*st = r->r_link->rl_st;
+	const char		*m;
 
 	if (req_set_state(r, REQ_STDIN) == -1) {
 		*why = "PARAMS ended twice";
@@ -142,6 +143,9 @@ req_params_end(struct evfcgi_req *r, const char **why)
 		evfcgi_respond_error(r, 503, "out of memory");
 		return 0;
 	}
+	/* RFC 3875 6.3.3: no body for HEAD, whatever the handler writes. */
+	m = evfcgi_param(r, "REQUEST_METHOD");
+	r->r_nobody = m != NULL && strcmp(m, "HEAD") == 0;
 	if (req_cgi_path(r) == -1) {
 		st->overloaded++;
 		evfcgi_respond_error(r, 503, "out of memory");
@@ -405,6 +409,8 @@ evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
 {
 	if (!req_can_write(r) || r->r_head != HEAD_SENT)
 		return -1;
+	if (r->r_nobody)
+		return 0;
 	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -414,6 +420,8 @@ evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 {
 	if (!req_can_write(r) || r->r_head != HEAD_SENT)
 		return -1;
+	if (r->r_nobody)
+		return 0;
 	return req_out(r, fcgi_out_stdout_ref(r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -424,6 +432,8 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 	if (!req_can_write(r) || r->r_state != REQ_HANDLER ||
 	    r->r_head != HEAD_SENT || len > evbuffer_get_length(src))
 		return -1;
+	if (r->r_nobody)
+		return evbuffer_drain(src, len);
 	return req_out(r, fcgi_out_stdout_move(r->r_link->rl_out, r->r_id,
 	    src, len));
 }

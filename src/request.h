@@ -71,6 +71,7 @@ struct evfcgi_req {
 	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
 	enum req_state		 r_state;
 	enum req_head		 r_head;
+	int			 r_nobody;	/* HEAD: body writes dropped */
 	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
 	int			 r_reject;	/* status to answer, 0: none */
 	struct evbuffer		*r_params;	/* raw PARAMS until complete */

@@ -674,6 +674,104 @@ START_TEST(eof_after_requests_answers_them)
 }
 END_TEST
 
+/* A request refused without FCGI_KEEP_CONN ends its connection too. */
+START_TEST(refused_without_keep_conn_closes)
+{
+	struct peer	*p;
+
+	start();
+	p = peer_new();
+	send_begin(p, 3, FCGI_AUTHORIZER, 0);
+	ck_assert(RUN_UNTIL(p, p->r[3].ended && p->eof, 2));
+	ck_assert_int_eq(p->r[3].pstatus, FCGI_UNKNOWN_ROLE);
+	peer_free(p);
+}
+END_TEST
+
+/* GET_VALUES comes from the web server whatever its id: answered. */
+START_TEST(get_values_with_an_id)
+{
+	struct peer	*p;
+	uint8_t		 q[64];
+	size_t		 n;
+
+	start();
+	p = peer_new();
+	n = fcgi_nv_encode(q, sizeof(q), "FCGI_MPXS_CONNS", 15, "", 0);
+	send_record(p, FCGI_GET_VALUES, 5, q, n);
+	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_GET_VALUES_RESULT, 2));
+	send_request(p, 1, 0, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	ck_assert_uint_eq(stats().closed_on_error, 0);
+	peer_free(p);
+}
+END_TEST
+
+/* HEAD: the header as for GET (Content-Length too), and no body. */
+START_TEST(head_has_no_body)
+{
+	static const char *const uris[] = { "/hello", "/big",
+	    "/size?300000", "/stream?100000" };
+	struct peer	*p;
+	uint8_t		 params[256];
+	size_t		 n, i, len;
+	char		 want[64];
+	const char	*head;
+
+	start();
+	p = peer_new();
+	for (i = 0; i < 4; i++) {
+		n = fcgi_nv_encode(params, sizeof(params), "REQUEST_METHOD",
+		    14, "HEAD", 4);
+		n += fcgi_nv_encode(params + n, sizeof(params) - n,
+		    "REQUEST_URI", 11, uris[i], strlen(uris[i]));
+		if (strchr(uris[i], '?') != NULL)
+			n += fcgi_nv_encode(params + n, sizeof(params) - n,
+			    "QUERY_STRING", 12, strchr(uris[i], '?') + 1,
+			    strlen(strchr(uris[i], '?') + 1));
+		send_begin(p, (uint16_t)(i + 1), FCGI_RESPONDER,
+		    FCGI_KEEP_CONN);
+		send_record(p, FCGI_PARAMS, (uint16_t)(i + 1), params, n);
+		send_record(p, FCGI_PARAMS, (uint16_t)(i + 1), NULL, 0);
+		send_record(p, FCGI_STDIN, (uint16_t)(i + 1), NULL, 0);
+	}
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+	    p->r[3].ended && p->r[4].ended, 5));
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(resp_status(&p->r[i + 1]), 200);
+		resp_body(&p->r[i + 1], &len);
+		ck_assert_msg(len == 0, "HEAD %s: %zu body bytes", uris[i], len);
+	}
+	head = (const char *)p->r[3].out;
+	snprintf(want, sizeof(want), "Content-Length: %d\r\n", 300000);
+	ck_assert_ptr_nonnull(strstr(head, want));
+	peer_free(p);
+}
+END_TEST
+
+/* A record trickled a byte at a time has a deadline from its first byte. */
+START_TEST(trickled_record_times_out)
+{
+	struct peer	*p;
+	uint8_t		 rec[16];
+	size_t		 i;
+
+	lim.header_timeout = 1;
+	start();
+	p = peer_new();
+	fcgi_begin_encode(rec, 1, FCGI_RESPONDER, 0);
+	for (i = 0; i < sizeof(rec) - 1 && !p->eof; i++) {
+		peer_send(p, rec + i, 1);
+		RUN_UNTIL(p, p->eof, 0.25);
+	}
+	ck_assert_msg(p->eof, "still open after %zu bytes", i);
+	ck_assert_uint_le(i, 8);
+	ck_assert_uint_eq(stats().closed_on_error, 1);
+	peer_free(p);
+}
+END_TEST
+
 START_TEST(stray_records_ignored)
 {
 	struct peer	*p;
@@ -770,7 +868,9 @@ static const struct rec_spec malformed[][3] = {
 	/* A type only applications send. */
 	{ { FCGI_STDOUT, "x", 1 } },
 	/* A request id already in flight. */
-	{ BEGIN_OK, BEGIN_OK }
+	{ BEGIN_OK, BEGIN_OK },
+	/* STDIN before the end of PARAMS (it would be lost). */
+	{ BEGIN_OK, { FCGI_STDIN, "hello", 5 } }
 };
 
 #define NMALFORMED	(int)(sizeof(malformed) / sizeof(malformed[0]))
@@ -951,14 +1051,15 @@ conn_suite(void)
 	    abort_request, watermark_pause_and_resume, global_cap_answers_503,
 	    get_values, unknown_type_and_role, held_beyond_max_reqs,
 	    stray_records_ignored, drain_answers_paused_input,
-	    eof_after_requests_answers_them, NULL);
+	    eof_after_requests_answers_them, refused_without_keep_conn_closes,
+	    get_values_with_an_id, head_has_no_body, NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,
 	    bad_version_closes_one_conn, params_too_large_431,
 	    body_too_large_413, header_timeout_closes,
 	    header_timeout_per_request, write_timeout_closes,
-	    idle_timeout_closes, NULL);
+	    idle_timeout_closes, trickled_record_times_out, NULL);
 	tcase_add_loop_test(tc, malformed_closes, 0, NMALFORMED);
 	return s;
 }
