@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -202,6 +203,11 @@ server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
 
 	(void)lev;
 	(void)salen;
+	if (srv->srv_backoffs > 0) {
+		log_info("accepting again after %u pauses for lack of "
+		    "descriptors", srv->srv_backoffs);
+		srv->srv_backoffs = 0;
+	}
 	sockaddr_name(sa, peer, sizeof(peer));
 	if (server_conn_new(srv, fd, peer) == NULL)
 		log_warn("%s: dropped: out of memory", peer);
@@ -212,19 +218,31 @@ server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
 	}
 }
 
-/* accept() failed: out of descriptors backs off, the rest are logged. */
+/*
+ * accept() failed: out of descriptors backs off, the rest are logged.  An
+ * episode of back-offs is logged when it starts, every 10 s while it
+ * lasts, and when accept works again: not every 200 ms.
+ */
 static void
 server_accept_errorcb(struct evconnlistener *lev, void *arg)
 {
 	struct evfcgi_server	*srv = arg;
 	struct timeval		 tv = { 0, BACKOFF_MS * 1000 };
+	time_t			 now = time(NULL);
 	int			 err = EVUTIL_SOCKET_ERROR();
 
 	(void)lev;
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-		if (!srv->srv_backoff)
-			log_warn("accept: %s: pausing accept for %d ms",
-			    strerror(err), BACKOFF_MS);
+		if (srv->srv_backoffs == 0)
+			log_warn("accept: %s: pausing accept for %d ms at a "
+			    "time until it works again", strerror(err),
+			    BACKOFF_MS);
+		else if (now - srv->srv_backoff_logged >= 10)
+			log_warn("accept: still %s after %u pauses",
+			    strerror(err), srv->srv_backoffs);
+		if (srv->srv_backoffs == 0 || now - srv->srv_backoff_logged >= 10)
+			srv->srv_backoff_logged = now;
+		srv->srv_backoffs++;
 		srv->srv_backoff = 1;
 		server_set_accepting(srv, 0);
 		evtimer_add(srv->srv_backoff_ev, &tv);

@@ -8,6 +8,8 @@
 
 #include <sys/queue.h>
 
+#include <time.h>
+
 #include "budget.h"
 #include "conn.h"
 #include "evfcgi.h"
@@ -41,6 +43,8 @@ struct evfcgi_server {
 	size_t			 srv_nroutes;
 	int			 srv_accepting;	/* listeners enabled */
 	int			 srv_backoff;	/* accept paused after EMFILE */
+	unsigned		 srv_backoffs;	/* pauses in this episode */
+	time_t			 srv_backoff_logged;
 	int			 srv_draining;
 	struct event		*srv_backoff_ev;
 	struct event		*srv_drain_ev;
