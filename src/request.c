@@ -222,6 +222,8 @@ req_cgi_path(struct evfcgi_req *r)
 
 /*
  * Checks CONTENT_LENGTH: not a number is answered 400, above max_body 413.
+ * Absent, empty or negative (Caddy sends -1 for a chunked upload) means
+ * not known: the body is read to its empty STDIN record, within max_body.
  * Returns 0 when the request goes on, -1 when it was answered.
  */
 static int
@@ -233,9 +235,12 @@ req_cgi_body(struct evfcgi_req *r)
 
 	if ((cl = evfcgi_param(r, "CONTENT_LENGTH")) == NULL || *cl == '\0')
 		return 0;
+	if (*cl == '-' && cl[1] >= '0' && cl[1] <= '9' &&
+	    strspn(cl + 1, "0123456789") == strlen(cl + 1))
+		return 0;
 	errno = 0;
 	clen = strtoull(cl, &end, 10);
-	if (errno != 0 || *end != '\0' || *cl == '-') {
+	if (errno != 0 || *end != '\0' || *cl < '0' || *cl > '9') {
 		evfcgi_respond_error(r, 400, "bad CONTENT_LENGTH");
 		return -1;
 	}

@@ -196,6 +196,29 @@ send_request(struct peer *p, uint16_t id, uint8_t flags, const char *uri,
 	send_record(p, FCGI_STDIN, id, NULL, 0);
 }
 
+/*
+ * Sends a whole request whose PARAMS are the NULL-ended name, value list
+ * nv as given (nothing added), then body as one STDIN record and its end.
+ */
+static void
+send_request_nv(struct peer *p, uint16_t id, const char *const *nv,
+    const char *body)
+{
+	uint8_t	 params[2048];
+	size_t	 n = 0;
+
+	for (; nv[0] != NULL; nv += 2)
+		n += fcgi_nv_encode(params + n, sizeof(params) - n, nv[0],
+		    strlen(nv[0]), nv[1], strlen(nv[1]));
+	ck_assert_uint_le(n, sizeof(params));
+	send_begin(p, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_record(p, FCGI_PARAMS, id, params, n);
+	send_record(p, FCGI_PARAMS, id, NULL, 0);
+	if (body != NULL && *body != '\0')
+		send_record(p, FCGI_STDIN, id, body, strlen(body));
+	send_record(p, FCGI_STDIN, id, NULL, 0);
+}
+
 /* Parses what arrived into per-id responses. */
 static void
 peer_parse(struct peer *p)
@@ -711,41 +734,66 @@ END_TEST
 /* HEAD: the header as for GET (Content-Length too), and no body. */
 START_TEST(head_has_no_body)
 {
-	static const char *const uris[] = { "/hello", "/big",
-	    "/size?300000", "/stream?100000" };
+	static const char *const nv[][7] = {
+		{ "REQUEST_METHOD", "HEAD", "REQUEST_URI", "/hello", NULL },
+		{ "REQUEST_METHOD", "HEAD", "REQUEST_URI", "/big", NULL },
+		{ "REQUEST_METHOD", "HEAD", "REQUEST_URI", "/size",
+		    "QUERY_STRING", "300000", NULL },
+		{ "REQUEST_METHOD", "HEAD", "REQUEST_URI", "/stream",
+		    "QUERY_STRING", "100000", NULL }
+	};
 	struct peer	*p;
-	uint8_t		 params[256];
-	size_t		 n, i, len;
-	char		 want[64];
-	const char	*head;
+	size_t		 i, len;
 
 	start();
 	p = peer_new();
-	for (i = 0; i < 4; i++) {
-		n = fcgi_nv_encode(params, sizeof(params), "REQUEST_METHOD",
-		    14, "HEAD", 4);
-		n += fcgi_nv_encode(params + n, sizeof(params) - n,
-		    "REQUEST_URI", 11, uris[i], strlen(uris[i]));
-		if (strchr(uris[i], '?') != NULL)
-			n += fcgi_nv_encode(params + n, sizeof(params) - n,
-			    "QUERY_STRING", 12, strchr(uris[i], '?') + 1,
-			    strlen(strchr(uris[i], '?') + 1));
-		send_begin(p, (uint16_t)(i + 1), FCGI_RESPONDER,
-		    FCGI_KEEP_CONN);
-		send_record(p, FCGI_PARAMS, (uint16_t)(i + 1), params, n);
-		send_record(p, FCGI_PARAMS, (uint16_t)(i + 1), NULL, 0);
-		send_record(p, FCGI_STDIN, (uint16_t)(i + 1), NULL, 0);
-	}
+	for (i = 0; i < 4; i++)
+		send_request_nv(p, (uint16_t)(i + 1), nv[i], NULL);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
 	    p->r[3].ended && p->r[4].ended, 5));
 	for (i = 0; i < 4; i++) {
 		ck_assert_int_eq(resp_status(&p->r[i + 1]), 200);
 		resp_body(&p->r[i + 1], &len);
-		ck_assert_msg(len == 0, "HEAD %s: %zu body bytes", uris[i], len);
+		ck_assert_msg(len == 0, "HEAD %s: %zu body bytes", nv[i][3],
+		    len);
 	}
-	head = (const char *)p->r[3].out;
-	snprintf(want, sizeof(want), "Content-Length: %d\r\n", 300000);
-	ck_assert_ptr_nonnull(strstr(head, want));
+	ck_assert_ptr_nonnull(strstr((char *)p->r[3].out,
+	    "Content-Length: 300000\r\n"));
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * A body whose length was not known (chunked upload: CONTENT_LENGTH absent,
+ * or -1 as Caddy sends it) is read to its empty STDIN record.
+ */
+START_TEST(body_without_length)
+{
+	static const char *const absent[] = { "REQUEST_METHOD", "POST",
+	    "REQUEST_URI", "/echo", NULL };
+	static const char *const minus[] = { "REQUEST_METHOD", "POST",
+	    "REQUEST_URI", "/echo", "CONTENT_LENGTH", "-1", NULL };
+	static const char *const junk[] = { "REQUEST_METHOD", "POST",
+	    "REQUEST_URI", "/echo", "CONTENT_LENGTH", "12x", NULL };
+	struct peer	*p;
+	const uint8_t	*b;
+	size_t		 len;
+
+	start();
+	p = peer_new();
+	send_request_nv(p, 1, absent, "chunked body");
+	send_request_nv(p, 2, minus, "another body");
+	send_request_nv(p, 3, junk, "a third one");
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+	    p->r[3].ended, 3));
+	b = resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 12);
+	ck_assert_mem_eq(b, "chunked body", 12);
+	ck_assert_int_eq(resp_status(&p->r[2]), 200);
+	b = resp_body(&p->r[2], &len);
+	ck_assert_uint_eq(len, 12);
+	ck_assert_mem_eq(b, "another body", 12);
+	ck_assert_int_eq(resp_status(&p->r[3]), 400);
 	peer_free(p);
 }
 END_TEST
@@ -1052,7 +1100,8 @@ conn_suite(void)
 	    get_values, unknown_type_and_role, held_beyond_max_reqs,
 	    stray_records_ignored, drain_answers_paused_input,
 	    eof_after_requests_answers_them, refused_without_keep_conn_closes,
-	    get_values_with_an_id, head_has_no_body, NULL);
+	    get_values_with_an_id, head_has_no_body, body_without_length,
+	    NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,

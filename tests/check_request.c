@@ -295,7 +295,8 @@ END_TEST
 
 START_TEST(body_length_checks)
 {
-	static const char *const bad[] = { "CONTENT_LENGTH", "-5", NULL };
+	static const char *const bad[] = { "CONTENT_LENGTH", " 5", NULL };
+	static const char *const unknown[] = { "CONTENT_LENGTH", "-1", NULL };
 	static const char *const big[] = { "CONTENT_LENGTH", "17", NULL };
 	static const char *const ok[] = { "CONTENT_LENGTH", "16", NULL };
 	struct evfcgi_req	*r;
@@ -309,6 +310,9 @@ START_TEST(body_length_checks)
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 413 "));
 	req_free(r);
 	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	r = req_with(unknown);
+	ck_assert_int_eq(r->r_state, REQ_STDIN);
+	req_free(r);
 	r = req_with(ok);
 	ck_assert_int_eq(r->r_state, REQ_STDIN);
 	ck_assert_int_eq(req_body_add(r, "0123456789", 10), 0);
