@@ -307,21 +307,24 @@ route_status(struct evfcgi_req *req, void *arg)
 	    "\"connections\":%" PRIu64 ",\"connections_total\":%" PRIu64 ","
 	    "\"requests\":%" PRIu64 ",\"requests_active\":%" PRIu64 ","
 	    "\"bytes_queued\":%" PRIu64 ",\"peak_bytes_queued\":%" PRIu64 ","
+	    "\"bytes_input\":%" PRIu64 ",\"peak_bytes_input\":%" PRIu64 ","
 	    "\"stalled_sockets\":%" PRIu64 ",\"overloaded\":%" PRIu64 ","
 	    "\"rejected\":%" PRIu64 ",\"aborted\":%" PRIu64 ","
 	    "\"closed_on_error\":%" PRIu64 ","
 	    "\"limits\":{\"max_conns\":%zu,\"max_reqs\":%zu,"
 	    "\"max_conn_requests\":%zu,\"max_params\":%zu,\"max_body\":%zu,"
 	    "\"max_size\":%" PRIu64 ",\"high_water\":%zu,\"low_water\":%zu,"
-	    "\"max_queued\":%zu,\"sndbuf\":%zu,\"header_timeout\":%d,"
+	    "\"max_queued\":%zu,\"max_input\":%zu,\"sndbuf\":%zu,\"header_timeout\":%d,"
 	    "\"idle_timeout\":%d,\"write_timeout\":%d,\"drain_timeout\":%d}}\n",
 	    (int)getpid(), (long long)(time(NULL) - app_started),
 	    st.connections, st.connections_total, st.requests_total,
 	    st.requests_active, st.bytes_queued, st.peak_bytes_queued,
+	    st.bytes_input, st.peak_bytes_input,
 	    st.stalled, st.overloaded, st.rejected, st.aborted,
 	    st.closed_on_error, lim->max_conns, lim->max_reqs,
 	    lim->max_conn_requests, lim->max_params, lim->max_body,
 	    app_cfg.max_size, lim->high_water, lim->low_water, lim->max_queued,
+	    lim->max_input,
 	    lim->sndbuf, lim->header_timeout, lim->idle_timeout,
 	    lim->write_timeout, lim->drain_timeout);
 	evfcgi_respond(req, 200, "application/json", buf, (size_t)n);

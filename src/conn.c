@@ -87,6 +87,7 @@ conn_new(const struct conn_env *env, int fd, const char *peer)
 	c->c_link.rl_srv = env->ce_srv;
 	c->c_link.rl_lim = env->ce_lim;
 	c->c_link.rl_st = env->ce_st;
+	c->c_link.rl_input = env->ce_input;
 	c->c_link.rl_ops = &conn_req_ops;
 	c->c_link.rl_owner = c;
 	c->c_link.rl_peer = c->c_peer;

@@ -27,6 +27,7 @@ struct conn_env {
 	const struct evfcgi_limits	*ce_lim;
 	struct evfcgi_stats		*ce_st;		/* counters to keep */
 	struct budget			*ce_budget;	/* the global output cap */
+	struct budget			*ce_input;	/* the global input cap */
 	struct evfcgi_server		*ce_srv;	/* for the application */
 	/* The handler for path and its argument, or NULL when none. */
 	evfcgi_handler	(*ce_route)(void *arg, const char *path, void **harg);

@@ -35,6 +35,8 @@ struct evfcgi_limits {
 	size_t	high_water;		/* per-connection output: pause above */
 	size_t	low_water;		/* per-connection output: resume below */
 	size_t	max_queued;		/* output queued in all connections */
+	size_t	max_input;		/* request input (PARAMS, bodies) held
+					   in all connections */
 	size_t	sndbuf;			/* SO_SNDBUF of accepted sockets; 0:
 					   the kernel's autotuning */
 	int	header_timeout;		/* s from BEGIN_REQUEST to end of PARAMS */
@@ -50,6 +52,8 @@ struct evfcgi_stats {
 	uint64_t	requests_active;
 	uint64_t	bytes_queued;		/* output waiting in all sockets */
 	uint64_t	peak_bytes_queued;
+	uint64_t	bytes_input;		/* PARAMS and bodies held */
+	uint64_t	peak_bytes_input;
 	uint64_t	stalled;		/* sockets waiting above the low mark */
 	uint64_t	overloaded;		/* answered FCGI_OVERLOADED or 503 */
 	uint64_t	rejected;		/* answered 413 or 431 */

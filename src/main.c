@@ -80,6 +80,7 @@ static const struct opt opts[] = {
 	{ "high-water", 0, K_SIZE, LIM(high_water), 1, SIZE_MAX / 2 },
 	{ "low-water", 0, K_SIZE, LIM(low_water), 0, SIZE_MAX / 2 },
 	{ "max-queued", 0, K_SIZE, LIM(max_queued), 1, SIZE_MAX / 2 },
+	{ "max-input", 0, K_SIZE, LIM(max_input), 1, SIZE_MAX / 2 },
 	{ "header-timeout", 0, K_INT, LIM(header_timeout), 1, 86400 },
 	{ "idle-timeout", 0, K_INT, LIM(idle_timeout), 1, 86400 },
 	{ "write-timeout", 0, K_INT, LIM(write_timeout), 1, 86400 },
@@ -141,6 +142,8 @@ usage(FILE *f)
 "      --low-water BYTES     output below which they resume (%zu)\n"
 "      --max-queued BYTES    output queued in all connections; beyond:\n"
 "                            producers wait, new requests get 503 (%zu)\n"
+"      --max-input BYTES     PARAMS and bodies held by all requests; a\n"
+"                            request that would pass it gets 503 (%zu)\n"
 "      --header-timeout S    BEGIN_REQUEST to end of PARAMS; then the\n"
 "                            connection is closed (%d)\n"
 "      --idle-timeout S      no input on an idle connection or a request\n"
@@ -167,7 +170,7 @@ usage(FILE *f)
 "\n"
 "Routes: /hello /big /size?N /stream?N /echo /sleep?MS /status\n",
 	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,
-	    d.max_body, d.high_water, d.low_water, d.max_queued,
+	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
 	    d.header_timeout, d.idle_timeout, d.write_timeout,
 	    d.drain_timeout);
 }

@@ -24,6 +24,8 @@ static int	req_cgi_path(struct evfcgi_req *);
 static int	req_cgi_body(struct evfcgi_req *);
 static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
+static int	req_charge(struct evfcgi_req *, size_t *, size_t);
+static void	req_drop_body(struct evfcgi_req *, int, const char *);
 
 static const char *const req_state_names[] = {
 	"params", "stdin", "handler", "drain", "done"
@@ -63,9 +65,41 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	return r;
 }
 
+/*
+ * Charges n more bytes of input held to the global cap, on *what.  Returns
+ * 0, or -1 (nothing charged) when they do not fit.
+ */
+static int
+req_charge(struct evfcgi_req *r, size_t *what, size_t n)
+{
+	struct budget	*b = r->r_link->rl_input;
+
+	if (b == NULL || n == 0)
+		return 0;
+	if (b->b_queued >= b->b_cap || n > b->b_cap - b->b_queued)
+		return -1;
+	budget_add(b, (long long)n);
+	*what += n;
+	return 0;
+}
+
+/* Answers status while the body arrives, and lets go of what it held. */
+static void
+req_drop_body(struct evfcgi_req *r, int status, const char *why)
+{
+	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
+	if (r->r_link->rl_input != NULL)
+		budget_add(r->r_link->rl_input, -(long long)r->r_charged_body);
+	r->r_charged_body = 0;
+	evfcgi_respond_error(r, status, why);
+}
+
 void
 req_free(struct evfcgi_req *r)
 {
+	if (r->r_link->rl_input != NULL)
+		budget_add(r->r_link->rl_input, -(long long)
+		    (r->r_charged_params + r->r_charged_body));
 	if (r->r_state != REQ_DRAIN && r->r_state != REQ_DONE)
 		r->r_link->rl_st->requests_active--;
 	if (r->r_params != NULL)
@@ -110,10 +144,17 @@ req_params_add(struct evfcgi_req *r, const void *p, size_t len)
 
 	if (r->r_reject != 0)
 		return 0;
-	if (have + len > r->r_link->rl_lim->max_params) {
-		/* Keep reading to the end of PARAMS, then answer 431. */
+	if (have + len > r->r_link->rl_lim->max_params)
 		r->r_reject = 431;
+	else if (req_charge(r, &r->r_charged_params, len) == -1)
+		r->r_reject = 503;
+	if (r->r_reject != 0) {
+		/* Keep reading to the end of PARAMS, then answer. */
 		evbuffer_drain(r->r_params, have);
+		if (r->r_link->rl_input != NULL)
+			budget_add(r->r_link->rl_input,
+			    -(long long)r->r_charged_params);
+		r->r_charged_params = 0;
 		return 0;
 	}
 	return evbuffer_add(r->r_params, p, len);
@@ -129,10 +170,16 @@ req_params_end(struct evfcgi_req *r, const char **why)
 		*why = "PARAMS ended twice";
 		return -1;
 	}
-	if (r->r_reject != 0) {
+	if (r->r_reject == 431) {
 		st->rejected++;
-		evfcgi_respond_error(r, r->r_reject,
+		evfcgi_respond_error(r, 431,
 		    "request parameters above the limit");
+		return 0;
+	}
+	if (r->r_reject != 0) {
+		st->overloaded++;
+		evfcgi_respond_error(r, r->r_reject,
+		    "input held by all requests at its limit");
 		return 0;
 	}
 	switch (req_decode_params(r, why)) {
@@ -249,16 +296,31 @@ req_cgi_body(struct evfcgi_req *r)
 		evfcgi_respond_error(r, 413, "request body above the limit");
 		return -1;
 	}
+	/* The whole body is charged now, so it never fails half-way. */
+	if (req_charge(r, &r->r_charged_body, (size_t)clen) == -1) {
+		r->r_link->rl_st->overloaded++;
+		evfcgi_respond_error(r, 503,
+		    "input held by all requests at its limit");
+		return -1;
+	}
 	return 0;
 }
 
 int
 req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 {
-	if (evbuffer_get_length(r->r_body) + len >
-	    r->r_link->rl_lim->max_body) {
+	size_t	 have = evbuffer_get_length(r->r_body);
+
+	if (have + len > r->r_link->rl_lim->max_body) {
 		r->r_link->rl_st->rejected++;
-		evfcgi_respond_error(r, 413, "request body above the limit");
+		req_drop_body(r, 413, "request body above the limit");
+		return 0;
+	}
+	/* Beyond what was charged ahead (unknown length), charge as it comes. */
+	if (have + len > r->r_charged_body && req_charge(r, &r->r_charged_body,
+	    have + len - r->r_charged_body) == -1) {
+		r->r_link->rl_st->overloaded++;
+		req_drop_body(r, 503, "input held by all requests at its limit");
 		return 0;
 	}
 	return evbuffer_add(r->r_body, p, len);

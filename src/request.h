@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "evfcgi.h"
 
 struct evbuffer;
@@ -54,6 +55,7 @@ struct req_link {
 	struct evfcgi_server		*rl_srv;	/* for the application */
 	const struct evfcgi_limits	*rl_lim;
 	struct evfcgi_stats		*rl_st;
+	struct budget			*rl_input;	/* input held, all conns */
 	const struct req_ops		*rl_ops;
 	void				*rl_owner;
 	const char			*rl_peer;	/* for logs */
@@ -74,6 +76,8 @@ struct evfcgi_req {
 	int			 r_nobody;	/* HEAD: body writes dropped */
 	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
 	int			 r_reject;	/* status to answer, 0: none */
+	size_t			 r_charged_params; /* of the global input */
+	size_t			 r_charged_body;	/* cap, held until freed */
 	struct evbuffer		*r_params;	/* raw PARAMS until complete */
 	struct param		*r_pv;		/* parsed, NUL-ended */
 	size_t			 r_npv;

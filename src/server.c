@@ -50,6 +50,7 @@ evfcgi_limits_default(struct evfcgi_limits *lim)
 	lim->high_water = 256 * 1024;
 	lim->low_water = 64 * 1024;
 	lim->max_queued = 256 * 1024 * 1024;
+	lim->max_input = 256 * 1024 * 1024;
 	lim->sndbuf = 0;
 	lim->header_timeout = 30;
 	lim->idle_timeout = 60;
@@ -65,6 +66,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 	if (lim->max_conns == 0 || lim->max_reqs == 0 ||
 	    lim->max_reqs > 65535 || lim->high_water == 0 ||
 	    lim->low_water > lim->high_water || lim->max_queued == 0 ||
+	    lim->max_input == 0 ||
 	    lim->header_timeout <= 0 || lim->idle_timeout <= 0 ||
 	    lim->write_timeout <= 0 || lim->drain_timeout <= 0)
 		return NULL;
@@ -79,6 +81,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		.ce_lim = &srv->srv_lim,
 		.ce_st = &srv->srv_st,
 		.ce_budget = &srv->srv_budget,
+		.ce_input = &srv->srv_input,
 		.ce_srv = srv,
 		.ce_route = server_route,
 		.ce_closed = server_conn_closed,
@@ -87,6 +90,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 	srv->srv_backoff_ev = evtimer_new(base, server_backoffcb, srv);
 	srv->srv_drain_ev = evtimer_new(base, server_drain_deadlinecb, srv);
 	if (budget_init(&srv->srv_budget, base, lim->max_queued) == -1 ||
+	    budget_init(&srv->srv_input, base, lim->max_input) == -1 ||
 	    srv->srv_backoff_ev == NULL || srv->srv_drain_ev == NULL) {
 		evfcgi_server_free(srv);
 		return NULL;
@@ -122,6 +126,7 @@ evfcgi_server_free(struct evfcgi_server *srv)
 	if (srv->srv_drain_ev != NULL)
 		event_free(srv->srv_drain_ev);
 	budget_fini(&srv->srv_budget);
+	budget_fini(&srv->srv_input);
 	free(srv);
 }
 
@@ -466,6 +471,8 @@ evfcgi_get_stats(struct evfcgi_server *srv, struct evfcgi_stats *st)
 	*st = srv->srv_st;
 	st->bytes_queued = srv->srv_budget.b_queued;
 	st->peak_bytes_queued = srv->srv_budget.b_peak;
+	st->bytes_input = srv->srv_input.b_queued;
+	st->peak_bytes_input = srv->srv_input.b_peak;
 	st->stalled = 0;
 	TAILQ_FOREACH(c, &srv->srv_conns, c_entry)
 		if (conn_stalled(c))

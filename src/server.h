@@ -35,6 +35,7 @@ struct evfcgi_server {
 	struct evfcgi_limits	 srv_lim;
 	struct evfcgi_stats	 srv_st;
 	struct budget		 srv_budget;	/* the global output cap */
+	struct budget		 srv_input;	/* the global input cap */
 	struct conn_env		 srv_env;	/* lent to every connection */
 	struct conn_list	 srv_conns;	/* every open connection */
 	struct listener		*srv_listeners;

@@ -798,6 +798,60 @@ START_TEST(body_without_length)
 }
 END_TEST
 
+/*
+ * What all requests hold of input is bounded: a request that would pass
+ * --max-input gets 503 at once (known length) or when its body crosses it
+ * (unknown length), and lets go of what it held; the rest are served.
+ */
+START_TEST(input_cap_answers_503)
+{
+	static const char *const nolen[] = { "REQUEST_METHOD", "POST",
+	    "REQUEST_URI", "/echo", NULL };
+	static char	 body[80000], chunk[30001];
+	struct peer	*a, *b;
+	uint8_t		 params[512];
+	size_t		 n, len;
+
+	lim.max_input = 100 * 1024;
+	lim.max_body = 1024 * 1024;
+	memset(body, 'a', sizeof(body));
+	memset(chunk, 'c', sizeof(chunk) - 1);
+	start();
+	a = peer_new();
+	b = peer_new();
+	/* a announces 80000 bytes and sends the first 10000 of them. */
+	send_begin(a, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	n = encode_params(params, sizeof(params), "/echo", sizeof(body));
+	send_record(a, FCGI_PARAMS, 1, params, n);
+	send_record(a, FCGI_PARAMS, 1, NULL, 0);
+	send_record(a, FCGI_STDIN, 1, body, 10000);
+	run_for(0.1);
+	ck_assert_uint_ge(stats().bytes_input, sizeof(body));
+	send_request(b, 2, FCGI_KEEP_CONN, "/echo", body, 50000);
+	ck_assert(RUN_UNTIL(b, b->r[2].ended, 2));
+	ck_assert_int_eq(resp_status(&b->r[2]), 503);
+	send_request_nv(b, 3, nolen, chunk);
+	ck_assert(RUN_UNTIL(b, b->r[3].ended, 2));
+	ck_assert_int_eq(resp_status(&b->r[3]), 503);
+	ck_assert_uint_lt(stats().bytes_input, lim.max_input);
+	/* a's body completes within its charge; then b fits again. */
+	send_record(a, FCGI_STDIN, 1, body + 10000, 60000);
+	send_record(a, FCGI_STDIN, 1, body + 70000, 10000);
+	send_record(a, FCGI_STDIN, 1, NULL, 0);
+	ck_assert(RUN_UNTIL(a, a->r[1].ended, 3));
+	resp_body(&a->r[1], &len);
+	ck_assert_uint_eq(len, sizeof(body));
+	send_request(b, 4, FCGI_KEEP_CONN, "/echo", body, 50000);
+	ck_assert(RUN_UNTIL(b, b->r[4].ended, 2));
+	ck_assert_int_eq(resp_status(&b->r[4]), 200);
+	ck_assert_uint_le(stats().peak_bytes_input, lim.max_input);
+	ck_assert_uint_eq(stats().bytes_input, 0);
+	ck_assert_uint_eq(stats().overloaded, 2);
+	peer_free(a);
+	peer_free(b);
+}
+END_TEST
+
 /* A record trickled a byte at a time has a deadline from its first byte. */
 START_TEST(trickled_record_times_out)
 {
@@ -1101,7 +1155,7 @@ conn_suite(void)
 	    stray_records_ignored, drain_answers_paused_input,
 	    eof_after_requests_answers_them, refused_without_keep_conn_closes,
 	    get_values_with_an_id, head_has_no_body, body_without_length,
-	    NULL);
+	    input_cap_answers_503, NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,
