@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -105,6 +106,8 @@ static struct evfcgi_server *setup(const struct config *,
 		    struct event_base **);
 static void	raise_nofile(size_t);
 static void	forward_signal(int);
+static pid_t	spawn_worker(struct evfcgi_server *, struct event_base *,
+		    const sigset_t *);
 static int	run_workers(struct evfcgi_server *, struct event_base *, int);
 
 static pid_t			worker_pids[MAX_WORKERS];
@@ -430,64 +433,107 @@ forward_signal(int sig)
 }
 
 /*
- * Forks n workers that share the bound listeners, each running its own
- * loop, and waits for them.  SIGTERM, SIGINT and SIGHUP are passed on.
- * Returns 0 when every worker exited 0, else 1.
+ * Forks one worker on the shared listeners, running its own loop.  Called
+ * with the parent's signals blocked; old is the mask the worker runs with.
+ * Returns its pid.
+ */
+static pid_t
+spawn_worker(struct evfcgi_server *srv, struct event_base *base,
+    const sigset_t *old)
+{
+	pid_t	 pid;
+
+	if ((pid = fork()) == -1)
+		fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		if (event_reinit(base) == -1 ||
+		    evfcgi_handle_signals(srv) == -1)
+			fatal("worker: cannot set up the loop");
+		/* Unblocked only now: a signal meanwhile waits for the loop. */
+		sigprocmask(SIG_SETMASK, old, NULL);
+		if (evfcgi_run(srv) == -1)
+			fatal("worker: the event loop failed");
+		exit(0);
+	}
+	return pid;
+}
+
+/*
+ * Forks n workers that share the bound listeners and keeps n running: one
+ * that dies (killed, crashed) is replaced, at most once a second per slot,
+ * so the listeners are always served.  SIGTERM, SIGINT and SIGHUP are
+ * passed on; after SIGTERM or SIGINT nobody is replaced and the workers
+ * drain.  Returns 0 when every worker then exited 0, else 1.
  */
 static int
 run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 {
 	struct sigaction	 sa;
 	sigset_t		 sigs, old;
+	time_t			 started[MAX_WORKERS];
 	pid_t			 pid;
-	int			 i, alive = 0, status, rc = 0;
+	int			 i, alive = 0, status, rc = 0, stopping = 0;
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
 	sigprocmask(SIG_BLOCK, &sigs, &old);
-	for (i = 0; i < n; i++) {
-		if ((pid = fork()) == -1)
-			fatal("fork: %s", strerror(errno));
-		if (pid == 0) {
-			if (event_reinit(base) == -1)
-				fatal("worker: cannot reinitialise the loop");
-			sigprocmask(SIG_SETMASK, &old, NULL);
-			if (evfcgi_handle_signals(srv) == -1 ||
-			    evfcgi_run(srv) == -1)
-				fatal("worker: the event loop failed");
-			exit(0);
-		}
-		worker_pids[nworkers++] = pid;
-		alive++;
-	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = forward_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	for (nworkers = 0; nworkers < n; nworkers++, alive++) {
+		worker_pids[nworkers] = spawn_worker(srv, base, &old);
+		started[nworkers] = time(NULL);
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	log_info("%d workers started", n);
 	while (alive > 0) {
+		if (!stopping && (parent_sig == SIGTERM || parent_sig == SIGINT)) {
+			/* Stop queueing connections nobody will accept. */
+			stopping = 1;
+			evfcgi_drain(srv);
+		}
 		if ((pid = waitpid(-1, &status, 0)) == -1) {
 			if (errno != EINTR)
 				break;
-			/* Stop queueing connections nobody will accept. */
-			if (parent_sig == SIGTERM || parent_sig == SIGINT)
-				evfcgi_drain(srv);
 			continue;
 		}
-		for (i = 0; i < nworkers; i++)
-			if (worker_pids[i] == pid)
-				worker_pids[i] = 0;
-		alive--;
+		for (i = 0; i < nworkers && worker_pids[i] != pid; i++)
+			;
+		if (i == nworkers)
+			continue;
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 			log_warn("worker %d ended abnormally (status %d)",
 			    (int)pid, status);
-			rc = 1;
+			if (stopping || parent_sig == SIGTERM ||
+			    parent_sig == SIGINT)
+				rc = 1;
 		}
+		worker_pids[i] = 0;
+		if (stopping || parent_sig == SIGTERM || parent_sig == SIGINT) {
+			alive--;
+			continue;
+		}
+		/* A worker that dies at once again is not restarted in a loop. */
+		if (time(NULL) - started[i] < 1)
+			sleep(1);
+		sigprocmask(SIG_BLOCK, &sigs, NULL);
+		if (parent_sig == SIGTERM || parent_sig == SIGINT)
+			alive--;
+		else {
+			worker_pids[i] = spawn_worker(srv, base, &old);
+			started[i] = time(NULL);
+			log_warn("worker %d replaced by %d", (int)pid,
+			    (int)worker_pids[i]);
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	return rc;
 }
