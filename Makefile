@@ -112,7 +112,8 @@ tests/bin/check_%.asan: tests/check_%.c $(SUITE_LIBS_ASAN) $(HEADERS) \
 		$(CHECK_LIBS)
 
 # The fuzz harness runs on its seed corpus in every `make check` (gcc,
-# sanitizers, no libFuzzer); `make fuzz` runs the real fuzzer with clang.
+# sanitizers, no libFuzzer), and then for 45 s under libFuzzer (clang:
+# tests/test_fuzz.sh); `make fuzz` runs libFuzzer for FUZZ_SECONDS (60).
 tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/app.o \
 		src/asan/libevfcgi.a $(HEADERS)
 	@mkdir -p tests/bin
@@ -128,8 +129,12 @@ fuzz: fuzz/fuzz_conn
 	mkdir -p fuzz/found
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 
-check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay
+check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
 	sh tests/run-tests $(CHECKS) $(CHECKS_ASAN)
+
+# The integration smoke under valgrind's memcheck (also part of make check).
+valgrind: all
+	bash tests/test_valgrind.sh
 
 bench: all
 	bash tests/bench-slow-reader
@@ -149,4 +154,4 @@ distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
 		aclocal.m4 config.h.in .deps-done
 
-.PHONY: all deps check bench experiment demo fuzz clean distclean
+.PHONY: all deps check valgrind bench experiment demo fuzz clean distclean

@@ -1,0 +1,31 @@
+#!/bin/bash
+# A short libFuzzer pass (clang, ASan+UBSan) over the codec and the whole
+# connection input path: fuzz/fuzz_conn from the seed corpus for
+# FUZZ_SECONDS (45 by default).  A crash, leak or sanitizer report fails;
+# libFuzzer leaves the input in crash-* under the scratch dir (printed):
+# add it to fuzz/corpus, where test_fuzz_replay keeps it as a regression.
+source "$(dirname "$0")/lib.sh"
+FUZZ=$TOP/fuzz/fuzz_conn
+secs=${FUZZ_SECONDS:-45}
+
+if [ ! -x "$FUZZ" ]; then
+	not_ok "fuzz/fuzz_conn is built (make check builds it with clang)"
+	finish
+fi
+mkdir -p "$T/corpus"
+cp "$TOP"/fuzz/corpus/* "$T/corpus/"
+(cd "$T" && "$FUZZ" -max_len=4096 -max_total_time="$secs" -timeout=10 \
+	-print_final_stats=1 "$T/corpus" >"$T/fuzz.log" 2>&1)
+rc=$?
+runs=$(awk -F: '/number_of_executed_units/ { gsub(/ /, "", $3); print $3 }' "$T/fuzz.log")
+cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$T/fuzz.log" | tail -n 1)
+echo "# libFuzzer: ${runs:-0} executions in $secs s from $(ls "$TOP"/fuzz/corpus | wc -l) seeds, $cov, corpus now $(ls "$T/corpus" | wc -l) inputs"
+if [ "$rc" -ne 0 ]; then
+	grep -E 'ERROR|SUMMARY|crash-|leak-|timeout-' "$T/fuzz.log" | head -n 20 | sed 's/^/# /'
+	for f in "$T"/crash-* "$T"/leak-* "$T"/timeout-*; do
+		[ -e "$f" ] && { mkdir -p "$TOP/fuzz/found"; cp "$f" "$TOP/fuzz/found/"; echo "# kept in fuzz/found/$(basename "$f")"; }
+	done
+fi
+check "libFuzzer for $secs s: no crash, leak or sanitizer report (exit $rc)" test "$rc" -eq 0
+check "libFuzzer ran at least 1000 executions (${runs:-0})" test "${runs:-0}" -ge 1000
+finish
