@@ -17,7 +17,7 @@ cp "$TOP"/fuzz/corpus/* "$T/corpus/"
 (cd "$T" && "$FUZZ" -max_len=4096 -max_total_time="$secs" -timeout=10 \
 	-print_final_stats=1 "$T/corpus" >"$T/fuzz.log" 2>&1)
 rc=$?
-runs=$(awk -F: '/number_of_executed_units/ { gsub(/ /, "", $3); print $3 }' "$T/fuzz.log")
+runs=$(awk '/number_of_executed_units/ { print $NF }' "$T/fuzz.log")
 cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$T/fuzz.log" | tail -n 1)
 echo "# libFuzzer: ${runs:-0} executions in $secs s from $(ls "$TOP"/fuzz/corpus | wc -l) seeds, $cov, corpus now $(ls "$T/corpus" | wc -l) inputs"
 if [ "$rc" -ne 0 ]; then
