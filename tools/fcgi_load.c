@@ -20,9 +20,7 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
@@ -30,7 +28,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -46,6 +43,7 @@
 #include <event2/event_struct.h>
 
 #include "fcgi_proto.h"
+#include "listen.h"
 #include "toolutil.h"
 
 #define TIMEOUT_SECS	60		/* default --timeout */
@@ -148,7 +146,7 @@ struct param {
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static void	 oom(void) __attribute__((noreturn));
-static int	 addr_parse(const char *, const char **);
+static int	 server_parse(const char *, const char **);
 static void	 param_set(struct param **, size_t *, const char *, size_t,
 		    const char *);
 static int	 load_body(const char *, uint8_t **, size_t *);
@@ -202,9 +200,7 @@ static const char	*opt_output;
 
 /* The server. */
 static const char		*addr_str;
-static struct sockaddr_storage	 dst;
-static socklen_t		 dst_len;
-static char			 srv_name[256], srv_port[8];
+static struct addr		 srv;
 
 /* The request, encoded once with request id 1. */
 static uint8_t		*tmpl;
@@ -325,80 +321,21 @@ oom(void)
 }
 
 /*
- * addr_parse: reads HOST:PORT, [V6]:PORT or unix:/path into dst, srv_name
- * and srv_port, resolving HOST once (IPv4 first).  Returns 0, or -1 with
- * *why set to a static reason.
+ * server_parse: reads ADDR (HOST:PORT, [V6]:PORT or unix:/path) into srv
+ * with listen's parser, HOST resolved once (IPv4 first).  Brackets hold an
+ * IPv6 literal, never a name.  Returns 0, or -1 with *why set to a static
+ * reason.
  */
 static int
-addr_parse(const char *s, const char **why)
+server_parse(const char *s, const char **why)
 {
-	struct sockaddr_un	*sun;
-	struct sockaddr_in6	*sin6;
-	const char		*colon, *h, *he;
-	char			 host[256];
-	long long		 port;
-	size_t			 hl;
-
-	memset(&dst, 0, sizeof(dst));
-	if (strncmp(s, "unix:", 5) == 0) {
-		sun = (struct sockaddr_un *)&dst;
-		hl = strlen(s + 5);
-		if (hl == 0 || hl >= sizeof(sun->sun_path)) {
-			*why = "empty or too long socket path";
-			return -1;
-		}
-		sun->sun_family = AF_UNIX;
-		memcpy(sun->sun_path, s + 5, hl + 1);
-		dst_len = (socklen_t)sizeof(*sun);
-		snprintf(srv_name, sizeof(srv_name), "localhost");
-		snprintf(srv_port, sizeof(srv_port), "0");
-		return 0;
-	}
-	if (s[0] == '[') {
-		h = s + 1;
-		if ((he = strchr(h, ']')) == NULL || he[1] != ':') {
-			*why = "expected [V6]:PORT";
-			return -1;
-		}
-		colon = he + 1;
-	} else {
-		h = s;
-		if ((colon = strrchr(s, ':')) == NULL) {
-			*why = "expected HOST:PORT, [V6]:PORT or unix:/path";
-			return -1;
-		}
-		he = colon;
-		if (memchr(h, ':', (size_t)(he - h)) != NULL) {
-			*why = "an IPv6 address needs brackets: [V6]:PORT";
-			return -1;
-		}
-	}
-	hl = (size_t)(he - h);
-	if (hl == 0 || hl >= sizeof(host)) {
-		*why = "empty or too long host";
+	if (addr_parse(s, 0, &srv, why) == -1)
+		return -1;
+	if (s[0] == '[' && srv.a_ss.ss_family != AF_INET6) {
+		*why = "bad IPv6 address";
 		return -1;
 	}
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	if (parse_int(colon + 1, 1, 65535, &port) == -1) {
-		*why = "bad port";
-		return -1;
-	}
-	snprintf(srv_name, sizeof(srv_name), "%s", host);
-	snprintf(srv_port, sizeof(srv_port), "%lld", port);
-	if (s[0] == '[') {
-		sin6 = (struct sockaddr_in6 *)&dst;
-		if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1) {
-			*why = "bad IPv6 address";
-			return -1;
-		}
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)port);
-		dst_len = (socklen_t)sizeof(*sin6);
-		return 0;
-	}
-	return resolve_v4_first(host, srv_port, AI_NUMERICSERV, &dst, &dst_len,
-	    why);
+	return 0;
 }
 
 /*
@@ -747,14 +684,14 @@ conn_open(struct conn *c)
 		c->c_connect_us = now_us();
 	c->c_state = CS_OPEN;
 	c->c_connected = 0;
-	fd = socket(dst.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	fd = socket(srv.a_ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
 	if (fd == -1) {
 		conn_fail(c, ERR_CONNECT, "socket: %s", strerror(errno));
 		return;
 	}
 	c->c_fd = fd;
-	if (dst.ss_family != AF_UNIX)
+	if (!srv.a_unix)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
 		    sizeof(one));
 	/* Before connect(): the window scale is fixed at SYN time. */
@@ -764,9 +701,9 @@ conn_open(struct conn *c)
 		conn_fail(c, ERR_CONNECT, "SO_RCVBUF: %s", strerror(errno));
 		return;
 	}
-	if (connect(fd, (struct sockaddr *)&dst, dst_len) == 0)
+	if (connect(fd, (struct sockaddr *)&srv.a_ss, srv.a_len) == 0)
 		conn_connected(c);
-	else if (errno == EAGAIN && dst.ss_family == AF_UNIX) {
+	else if (errno == EAGAIN && srv.a_unix) {
 		close(fd);
 		c->c_fd = -1;
 		c->c_state = CS_RETRY;
@@ -1445,7 +1382,7 @@ badval:
 	}
 	addr_str = argv[optind];
 	path = argv[optind + 1];
-	if (addr_parse(addr_str, &why) == -1) {
+	if (server_parse(addr_str, &why) == -1) {
 		fprintf(stderr, "%s: bad address %s: %s\n", progname, addr_str,
 		    why);
 		return EXIT_USAGE;
@@ -1480,9 +1417,9 @@ badval:
 	snprintf(num, sizeof(num), "%zu", blen);
 	SET("CONTENT_LENGTH", num);
 	SET("GATEWAY_INTERFACE", "CGI/1.1");
-	SET("SERVER_NAME", srv_name);
-	SET("SERVER_PORT", srv_port);
-	SET("REMOTE_ADDR", dst.ss_family == AF_INET6 ? "::1" : "127.0.0.1");
+	SET("SERVER_NAME", srv.a_unix ? "localhost" : srv.a_host);
+	SET("SERVER_PORT", srv.a_port);
+	SET("REMOTE_ADDR", srv.a_ss.ss_family == AF_INET6 ? "::1" : "127.0.0.1");
 #undef SET
 	for (i = 0; i < nuser; i++)
 		param_set(&ps, &np, user[i].p_name, strlen(user[i].p_name),

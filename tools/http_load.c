@@ -38,6 +38,7 @@
 #include <event2/event_struct.h>
 
 #include "http_parse.h"
+#include "listen.h"
 #include "toolutil.h"
 
 #define THROTTLE_MODEM	3360		/* 33.6 kbit/s at 10 bits a byte */
@@ -258,8 +259,8 @@ opt_match(const char *arg)
 }
 
 /*
- * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST (IPv4 first,
- * as the original) and formats the request once.  Returns 0, or -1 with
+ * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST with listen's
+ * resolver (IPv4 first, as the original) and formats the request once.  Returns 0, or -1 with
  * *why set to a static reason.
  */
 static int
@@ -277,9 +278,14 @@ url_load(struct url *u, const char *s, const char **why)
 	}
 	http_host_header(&hu, hosthdr, sizeof(hosthdr));
 	snprintf(port, sizeof(port), "%d", hu.u_port);
-	if (resolve_v4_first(hu.u_host, port, hu.u_v6 ? AI_NUMERICHOST : 0,
-	    &u->u_sa, &u->u_salen, why) == -1)
+	if (addr_resolve(hu.u_host, port, 0, &u->u_sa, &u->u_salen,
+	    why) == -1)
 		return -1;
+	/* Brackets hold an IPv6 literal, never a name. */
+	if (hu.u_v6 && u->u_sa.ss_family != AF_INET6) {
+		*why = gai_strerror(EAI_NONAME);
+		return -1;
+	}
 
 	n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n"
 	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", hu.u_path, hosthdr,
