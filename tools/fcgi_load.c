@@ -684,8 +684,8 @@ conn_open(struct conn *c)
 		c->c_connect_us = now_us();
 	c->c_state = CS_OPEN;
 	c->c_connected = 0;
-	fd = socket(srv.a_ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
+	fd = socket(srv.a_ss.ss_family,
+	    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1) {
 		conn_fail(c, ERR_CONNECT, "socket: %s", strerror(errno));
 		return;
@@ -1419,7 +1419,8 @@ badval:
 	SET("GATEWAY_INTERFACE", "CGI/1.1");
 	SET("SERVER_NAME", srv.a_unix ? "localhost" : srv.a_host);
 	SET("SERVER_PORT", srv.a_port);
-	SET("REMOTE_ADDR", srv.a_ss.ss_family == AF_INET6 ? "::1" : "127.0.0.1");
+	SET("REMOTE_ADDR", srv.a_ss.ss_family == AF_INET6 ? "::1" :
+	    "127.0.0.1");
 #undef SET
 	for (i = 0; i < nuser; i++)
 		param_set(&ps, &np, user[i].p_name, strlen(user[i].p_name),

@@ -46,7 +46,6 @@
 #define PROGRESS_SECS	60		/* -verbose report interval */
 #define RESERVED_FDS	10		/* descriptors never used for fetches */
 #define RATE_MAX	100000
-#define HEAD_MAX	65536		/* largest response head accepted */
 #define RBUF_SIZE	(128 * 1024)	/* one read at most */
 #define ERRORS_SHOWN	20		/* per-fetch errors printed without -verbose */
 
@@ -62,18 +61,10 @@ struct url {
 	uint64_t		 u_sum;
 };
 
-enum body_mode {
-	BODY_LENGTH,		/* Content-Length */
-	BODY_CHUNKED,
-	BODY_CLOSE,		/* delimited by the server closing */
-	BODY_DONE
-};
-
 enum conn_state {
 	CS_FREE,		/* on the free list, no socket */
 	CS_SENDING,		/* connect() issued or request partly written */
-	CS_HEAD,		/* reading the response head */
-	CS_BODY,		/* reading the body */
+	CS_READING,		/* reading the response */
 	CS_PAUSED,		/* throttled: not reading until c_wake fires */
 	CS_IDLE			/* kept alive between fetches (-rate -keepalive) */
 };
@@ -105,20 +96,15 @@ struct conn {
 	int64_t		 c_response_us;	/* first response byte */
 	size_t		 c_woff;	/* request bytes written */
 	int64_t		 c_rbytes;	/* bytes read in this fetch */
-	char		*c_head;	/* partial head, only if split over reads */
-	size_t		 c_headlen;
-	int		 c_status;
+	struct http_frame c_frame;	/* the response */
 	int		 c_close;	/* not reusable after this response */
-	enum body_mode	 c_mode;
-	int64_t		 c_clen;
-	int64_t		 c_body;	/* decoded body bytes */
-	struct chunk	 c_chunk;
 	uint64_t	 c_sum;
 };
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static int	 opt_match(const char *);
 static void	 read_url_file(const char *);
+static const char *url_why(enum http_url_err);
 static int	 url_load(struct url *, const char *, const char **);
 static void	 fetch_error(struct conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
@@ -130,9 +116,7 @@ static void	 conn_wake_cb(evutil_socket_t, short, void *);
 static void	 conn_connect(struct conn *);
 static void	 conn_send(struct conn *);
 static void	 conn_read(struct conn *);
-static int	 conn_feed(struct conn *, const char *, size_t);
-static int	 body_feed(struct conn *, const char *, size_t);
-static void	 body_sum(struct conn *, const char *, size_t);
+static void	 body_sum(void *, const char *, size_t);
 static void	 idle_push(struct conn *);
 static void	 idle_remove(struct conn *);
 static void	 fetch_begin(struct conn *, struct url *);
@@ -182,19 +166,6 @@ static long long	 total_timeouts, total_badbytes, total_badsums;
 static long long	 total_connfails;
 static long long	 status_counts[1000];
 static long long	 errors_shown;
-
-/* Why a URL was refused, by enum http_url_err. */
-static const char *const url_errs[] = {
-	[URL_OK] = "no error",
-	[URL_TOO_LONG] = "URL too long",
-	[URL_SPACE] = "white space or control characters in URL",
-	[URL_SCHEME] = "unknown protocol (only http:// is supported)",
-	[URL_BRACKET] = "unterminated [IPv6] host",
-	[URL_HOST] = "bad host",
-	[URL_USERINFO] = "bad host",
-	[URL_PORT] = "bad port",
-	[URL_JUNK] = "junk after host"
-};
 
 /* The options, in the order the original tried its prefixes. */
 enum {
@@ -259,9 +230,29 @@ opt_match(const char *arg)
 }
 
 /*
- * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST with listen's
- * resolver (IPv4 first, as the original) and formats the request once.  Returns 0, or -1 with
- * *why set to a static reason.
+ * url_why: why a URL was refused, in this tool's words where they differ
+ * from http_url_why()'s.
+ */
+static const char *
+url_why(enum http_url_err err)
+{
+	switch (err) {
+	case URL_SPACE:
+		return "white space or control characters in URL";
+	case URL_SCHEME:
+		return "unknown protocol (only http:// is supported)";
+	case URL_HOST:
+	case URL_USERINFO:
+		return "bad host";
+	default:
+		return http_url_why(err);
+	}
+}
+
+/*
+ * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST with
+ * listen's resolver (IPv4 first, as the original) and formats the request
+ * once.  Returns 0, or -1 with *why set to a static reason.
  */
 static int
 url_load(struct url *u, const char *s, const char **why)
@@ -273,7 +264,7 @@ url_load(struct url *u, const char *s, const char **why)
 
 	memset(u, 0, sizeof(*u));
 	if ((err = http_url_parse(s, &hu)) != URL_OK) {
-		*why = url_errs[err];
+		*why = url_why(err);
 		return -1;
 	}
 	http_host_header(&hu, hosthdr, sizeof(hosthdr));
@@ -445,9 +436,6 @@ conn_close(struct conn *c)
 	if (c->c_fd != -1)
 		close(c->c_fd);
 	c->c_fd = -1;
-	free(c->c_head);
-	c->c_head = NULL;
-	c->c_headlen = 0;
 	c->c_state = CS_FREE;
 	c->c_next = free_conns;
 	free_conns = c;
@@ -490,11 +478,8 @@ fetch_begin(struct conn *c, struct url *u)
 	c->c_did_response = 0;
 	c->c_woff = 0;
 	c->c_rbytes = 0;
-	c->c_headlen = 0;
-	c->c_status = 0;
+	http_frame_init(&c->c_frame, 0);
 	c->c_close = !do_keepalive;
-	c->c_clen = -1;
-	c->c_body = 0;
 	c->c_sum = UINT64_C(14695981039346656037);
 	c->c_state = CS_SENDING;
 	num_active++;
@@ -582,7 +567,7 @@ conn_send(struct conn *c)
 		conn_watch(c, EV_WRITE);
 		return;
 	}
-	c->c_state = CS_HEAD;
+	c->c_state = CS_READING;
 	conn_watch(c, EV_READ);
 }
 
@@ -606,8 +591,7 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	case CS_SENDING:
 		conn_send(c);
 		break;
-	case CS_HEAD:
-	case CS_BODY:
+	case CS_READING:
 		conn_read(c);
 		break;
 	case CS_IDLE:
@@ -630,7 +614,7 @@ conn_wake_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (c->c_state != CS_PAUSED)
 		return;
-	c->c_state = c->c_headlen > 0 || c->c_status == 0 ? CS_HEAD : CS_BODY;
+	c->c_state = CS_READING;
 	conn_watch(c, EV_READ);
 }
 
@@ -645,7 +629,6 @@ conn_read(struct conn *c)
 	struct timeval	tv;
 	ssize_t		n;
 	int64_t		now, due;
-	int		r;
 
 	n = recv(c->c_fd, rbuf, read_max, 0);
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
@@ -665,7 +648,7 @@ conn_read(struct conn *c)
 		return;
 	}
 	if (n == 0) {
-		if (c->c_state == CS_BODY && c->c_mode == BODY_CLOSE)
+		if (http_frame_eof(&c->c_frame))
 			fetch_end(c, FE_OK);
 		else {
 			fetch_error(c, "connection closed before the end of "
@@ -679,13 +662,15 @@ conn_read(struct conn *c)
 		c->c_response_us = now_us();
 	}
 	c->c_rbytes += n;
-	if ((r = conn_feed(c, rbuf, (size_t)n)) == -1) {
+	(void)http_frame_feed(&c->c_frame, rbuf, (size_t)n,
+	    do_checksum ? body_sum : NULL, c);
+	if (c->c_frame.hf_state == HF_ERROR) {
 		fetch_error(c, "malformed response");
 		c->c_close = 1;
 		fetch_end(c, FE_SHORT);
 		return;
 	}
-	if (r == 1) {
+	if (c->c_frame.hf_state == HF_DONE) {
 		fetch_end(c, FE_OK);
 		return;
 	}
@@ -704,126 +689,19 @@ conn_read(struct conn *c)
 	}
 }
 
-/* body_sum: folds body bytes into the fetch's FNV-1a checksum. */
+/* body_sum: folds body bytes into the FNV-1a checksum of conn arg. */
 static void
-body_sum(struct conn *c, const char *buf, size_t len)
+body_sum(void *arg, const char *buf, size_t len)
 {
-	uint64_t	h = c->c_sum;
-	size_t		i;
+	struct conn	*c = arg;
+	uint64_t	 h = c->c_sum;
+	size_t		 i;
 
 	for (i = 0; i < len; i++) {
 		h ^= (unsigned char)buf[i];
 		h *= UINT64_C(1099511628211);
 	}
 	c->c_sum = h;
-}
-
-/*
- * body_feed: consumes body bytes in the current framing.  Returns 1 when
- * the body is complete, 0 for more, -1 on bad chunked framing.
- */
-static int
-body_feed(struct conn *c, const char *buf, size_t len)
-{
-	size_t	n, data;
-	int	r;
-
-	switch (c->c_mode) {
-	case BODY_LENGTH:
-		n = (uint64_t)(c->c_clen - c->c_body) < len ?
-		    (size_t)(c->c_clen - c->c_body) : len;
-		if (do_checksum)
-			body_sum(c, buf, n);
-		c->c_body += (int64_t)n;
-		if (c->c_body == c->c_clen)
-			c->c_mode = BODY_DONE;
-		break;
-	case BODY_CHUNKED:
-		while (len > 0 && c->c_chunk.ch_state != CH_DONE) {
-			if ((r = chunk_step(&c->c_chunk, buf, len, &data)) == -1)
-				return -1;
-			if (data > 0) {
-				if (do_checksum)
-					body_sum(c, buf, data);
-				c->c_body += (int64_t)data;
-			}
-			buf += r;
-			len -= (size_t)r;
-		}
-		if (c->c_chunk.ch_state == CH_DONE)
-			c->c_mode = BODY_DONE;
-		break;
-	case BODY_CLOSE:
-		if (do_checksum)
-			body_sum(c, buf, len);
-		c->c_body += (int64_t)len;
-		break;
-	case BODY_DONE:
-		break;
-	}
-	return c->c_mode == BODY_DONE;
-}
-
-/*
- * conn_feed: consumes len bytes read from c: the head (in place when it
- * arrived whole, else gathered in c_head), then the body.  Returns 1 when
- * the response is complete, 0 for more, -1 if malformed.
- */
-static int
-conn_feed(struct conn *c, const char *buf, size_t len)
-{
-	struct http_head h;
-	const char	*hb;
-	char		*nh;
-	size_t		 end, old;
-
-	while (c->c_state == CS_HEAD) {
-		if (c->c_headlen == 0 && (end = head_end(buf, len)) > 0) {
-			hb = buf;
-			old = 0;
-		} else {
-			old = c->c_headlen;
-			if (old + len > HEAD_MAX)
-				return -1;
-			if ((nh = realloc(c->c_head, old + len)) == NULL)
-				return -1;
-			c->c_head = nh;
-			memcpy(nh + old, buf, len);
-			c->c_headlen += len;
-			if ((end = head_end(nh, c->c_headlen)) == 0)
-				return 0;
-			hb = nh;
-		}
-		if (head_parse(hb, end, &h) == -1)
-			return -1;
-		buf += end - old;
-		len -= end - old;
-		free(c->c_head);
-		c->c_head = NULL;
-		c->c_headlen = 0;
-		if (h.h_status >= 100 && h.h_status < 200) {
-			if (len == 0)
-				return 0;
-			continue;	/* interim response: the real one follows */
-		}
-		c->c_status = h.h_status;
-		if (h.h_close)
-			c->c_close = 1;
-		c->c_state = CS_BODY;
-		if (h.h_status == 204 || h.h_status == 304)
-			c->c_mode = BODY_DONE;
-		else if (h.h_chunked) {
-			c->c_mode = BODY_CHUNKED;
-			memset(&c->c_chunk, 0, sizeof(c->c_chunk));
-		} else if (h.h_clen >= 0) {
-			c->c_clen = h.h_clen;
-			c->c_mode = h.h_clen == 0 ? BODY_DONE : BODY_LENGTH;
-		} else {
-			c->c_mode = BODY_CLOSE;
-			c->c_close = 1;
-		}
-	}
-	return body_feed(c, buf, len);
 }
 
 /*
@@ -869,7 +747,7 @@ fetch_end(struct conn *c, enum fetch_end how)
 
 	num_active--;
 	fetches_completed++;
-	total_bytes += c->c_body;
+	total_bytes += (long long)c->c_frame.hf_body;
 	if (how == FE_CONNFAIL)
 		total_connfails++;
 	if (how == FE_TIMEOUT)
@@ -892,8 +770,8 @@ fetch_end(struct conn *c, enum fetch_end how)
 			min_response_us = d;
 		responses_completed++;
 	}
-	if (c->c_status > 0 && c->c_status < 1000)
-		status_counts[c->c_status]++;
+	if (c->c_frame.hf_status > 0 && c->c_frame.hf_status < 1000)
+		status_counts[c->c_frame.hf_status]++;
 	if (how != FE_CONNFAIL) {
 		if (do_checksum) {
 			if (!u->u_got_sum) {
@@ -905,9 +783,9 @@ fetch_end(struct conn *c, enum fetch_end how)
 			}
 		} else {
 			if (!u->u_got_bytes) {
-				u->u_bytes = c->c_body;
+				u->u_bytes = (int64_t)c->c_frame.hf_body;
 				u->u_got_bytes = 1;
-			} else if (c->c_body != u->u_bytes) {
+			} else if ((int64_t)c->c_frame.hf_body != u->u_bytes) {
 				fetch_error(c, "byte count wrong");
 				total_badbytes++;
 			}
@@ -916,7 +794,7 @@ fetch_end(struct conn *c, enum fetch_end how)
 
 	if (end_fetches > 0 && fetches_completed >= end_fetches)
 		stop();
-	if (how != FE_OK || c->c_close || stopping)
+	if (how != FE_OK || c->c_close || c->c_frame.hf_close || stopping)
 		conn_close(c);
 	else if (start_parallel > 0 &&
 	    (end_fetches == 0 || fetches_started < end_fetches)) {
