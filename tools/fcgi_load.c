@@ -50,8 +50,6 @@
 #define TIMEOUT_SECS	60		/* default --timeout */
 #define LINGER_SECS	1		/* wait for the server's close, at most */
 #define RBUF_SIZE	(128 * 1024)	/* default --read-size */
-#define READ_SIZE_MAX	(16 * 1024 * 1024)
-#define PAUSE_MAX_MS	3600000
 #define PATH_MAX_LEN	8192
 #define LAT_CAP		(8 * 1024 * 1024)	/* latency samples kept (32 MiB) */
 #define SMALL_REQ	16384		/* requests this small are copied */
@@ -240,14 +238,7 @@ static const struct option longopts[] = {
 	{ "body",		required_argument,	NULL, 'b' },
 	{ "param",		required_argument,	NULL, 'p' },
 	{ "timeout",		required_argument,	NULL, 'T' },
-	{ "rcvbuf",		required_argument,	NULL, 'R' },
-	{ "read-size",		required_argument,	NULL, 'S' },
-	{ "pause",		required_argument,	NULL, 'P' },
-	{ "time-limit",		required_argument,	NULL, 't' },
-	{ "output",		required_argument,	NULL, 'o' },
-	{ "quiet",		no_argument,		NULL, 'q' },
-	{ "help",		no_argument,		NULL, 'h' },
-	{ NULL,			0,			NULL, 0 }
+	SLOW_READER_LONGOPTS('R', 'S', 'P')
 };
 
 /*
@@ -1257,11 +1248,11 @@ opt_take(int ch, const char *arg)
 	case 'T':
 		return parse_secs(arg, 1e7, &opt_timeout);
 	case 'R':
-		return parse_int(arg, 0, INT_MAX / 2, &opt_rcvbuf);
+		return parse_int(arg, 0, SLOW_RCVBUF_MAX, &opt_rcvbuf);
 	case 'S':
-		return parse_int(arg, 1, READ_SIZE_MAX, &opt_read_size);
+		return parse_int(arg, 1, SLOW_READ_SIZE_MAX, &opt_read_size);
 	case 'P':
-		return parse_int(arg, 0, PAUSE_MAX_MS, &opt_pause);
+		return parse_int(arg, 0, SLOW_PAUSE_MAX_MS, &opt_pause);
 	case 't':
 		return parse_secs(arg, 1e7, &opt_limit);
 	case 'o':

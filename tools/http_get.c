@@ -32,8 +32,6 @@
 #include "http_parse.h"
 #include "toolutil.h"
 
-#define READ_SIZE_MAX	(16 * 1024 * 1024)
-
 /* How the fetch ended, as the summary's result says. */
 enum result {
 	RES_OK,
@@ -105,14 +103,7 @@ static volatile sig_atomic_t timed_out;
 static volatile sig_atomic_t alarm_fd = -1;
 
 static const struct option longopts[] = {
-	{ "rcvbuf",	required_argument,	NULL, 'b' },
-	{ "read-size",	required_argument,	NULL, 'r' },
-	{ "pause",	required_argument,	NULL, 'p' },
-	{ "time-limit",	required_argument,	NULL, 't' },
-	{ "output",	required_argument,	NULL, 'o' },
-	{ "quiet",	no_argument,		NULL, 'q' },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ NULL,		0,			NULL, 0 }
+	SLOW_READER_LONGOPTS('b', 'r', 'p')
 };
 
 /* usage: prints the help text to fp and exits with status. */
@@ -165,18 +156,19 @@ parse_args(int argc, char **argv, struct opts *o)
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'b':
-			if (parse_int(optarg, 0, INT_MAX / 2, &o->o_rcvbuf) ==
-			    -1)
+			if (parse_int(optarg, 0, SLOW_RCVBUF_MAX, &o->o_rcvbuf)
+			    == -1)
 				bad_value("--rcvbuf: not a byte count");
 			break;
 		case 'r':
-			if (parse_int(optarg, 1, READ_SIZE_MAX, &o->o_rsize) ==
-			    -1)
+			if (parse_int(optarg, 1, SLOW_READ_SIZE_MAX,
+			    &o->o_rsize) == -1)
 				bad_value("--read-size: not a byte count in "
-				    "1..%d", READ_SIZE_MAX);
+				    "1..%d", SLOW_READ_SIZE_MAX);
 			break;
 		case 'p':
-			if (parse_int(optarg, 0, 3600000, &o->o_pause) == -1)
+			if (parse_int(optarg, 0, SLOW_PAUSE_MAX_MS,
+			    &o->o_pause) == -1)
 				bad_value("--pause: not a number of "
 				    "milliseconds");
 			break;
