@@ -202,6 +202,9 @@ START_TEST(frame_head_fields)
 	/* A body ended by the close means the connection closes. */
 	ck_assert_int_eq(frame_str("HTTP/1.1 200 OK\r\n\r\n", &f), HF_CLOSE);
 	ck_assert_int_eq(f.hf_close, 1);
+	/* The status is bytes 9 to 11 of the head, whatever the lines. */
+	ck_assert_int_eq(frame_str("HTTP/1.\n 200\n\n", &f), HF_CLOSE);
+	ck_assert_int_eq(f.hf_status, 200);
 	/* The words are found anywhere in a value, after a false start too. */
 	ck_assert_int_eq(frame_str("HTTP/1.0 200 OK\r\nConnection: kkeep-alive"
 	    "\r\nTransfer-Encoding: cchunked\r\n\r\n", &f), HF_CHUNKED);
@@ -417,6 +420,7 @@ START_TEST(bad_status_lines)
 		"http/1.1 200 OK\r\n\r\n",
 		"ICY 200 OK\r\n\r\n",
 		"HTTP/1.\n\n",
+		"HTTP/1.\n close\n\n",	/* the status bytes run on */
 		"\r\n\r\n",
 		"\n\n",
 		NULL
@@ -596,6 +600,7 @@ add_tcase(Suite *s, const char *name, const TTest *const *tests)
 	suite_add_tcase(s, tc);
 }
 
+/* The suite: core, partial (prefixes and splits) and malformed cases. */
 static Suite *
 http_parse_suite(void)
 {

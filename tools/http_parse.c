@@ -14,6 +14,17 @@
 
 #include "http_parse.h"
 
+static int	 ascii_lower(int);
+static int	 match_step(const char *, unsigned *, int);
+static void	 status_byte(struct http_scan *, size_t, int);
+static void	 clen_byte(struct http_scan *, int);
+static void	 line_byte(struct http_scan *, int);
+static void	 line_end(struct http_scan *);
+static int	 head_byte(struct http_scan *, int);
+static void	 head_done(struct http_frame *);
+static int	 line_idle(const struct http_scan *);
+static size_t	 head_step(struct http_frame *, const char *, size_t);
+
 /*
  * http_url_parse: splits the NUL-terminated "http://HOST[:PORT][/PATH]"
  * into *u (port 80 by default; the fragment dropped; "/" put in front of a
@@ -331,18 +342,50 @@ head_done(struct http_frame *f)
 	}
 }
 
-/* head_step: reads head bytes of buf, up to the end of one head. */
+/*
+ * line_idle: whether the rest of the current line cannot matter: past the
+ * 12 bytes of "HTTP/1.x NNN", on the status line or a header that is
+ * none of hdr_names.
+ */
+static int
+line_idle(const struct http_scan *s)
+{
+	if (s->hs_len < 12)
+		return 0;
+	return !s->hs_body_line || (s->hs_cand == 0 && s->hs_hdr == H_NONE);
+}
+
+/*
+ * head_step: reads head bytes of buf, up to the end of one head; the rest
+ * of a line that cannot matter is passed over with memchr().  Returns the
+ * bytes consumed.
+ */
 static size_t
 head_step(struct http_frame *f, const char *buf, size_t len)
 {
-	size_t	i;
+	struct http_scan	*s = &f->hf_scan;
+	const char		*lf;
+	size_t			 i, skip;
 
 	for (i = 0; i < len; i++) {
-		if (head_byte(&f->hf_scan, (unsigned char)buf[i])) {
+		if (head_byte(s, (unsigned char)buf[i])) {
 			head_done(f);
 			return i + 1;
 		}
-		if (f->hf_scan.hs_len == HTTP_HEAD_MAX) {
+		if (line_idle(s) && i + 1 < len) {
+			/* Bytes before an LF, after a byte that is not one. */
+			lf = memchr(buf + i + 1, '\n', len - i - 1);
+			skip = (lf != NULL ? (size_t)(lf - buf) : len) - i - 1;
+			if (skip > HTTP_HEAD_MAX - s->hs_len)
+				skip = HTTP_HEAD_MAX - s->hs_len;
+			if (skip > 0) {
+				s->hs_len += skip;
+				s->hs_col += skip;
+				s->hs_eol = 0;
+				i += skip;
+			}
+		}
+		if (s->hs_len == HTTP_HEAD_MAX) {
 			f->hf_state = HF_ERROR;
 			f->hf_err = HF_BIG_HEAD;
 			return i + 1;

@@ -92,8 +92,8 @@ struct http_scan {
 };
 
 /*
- * One response on its way in; http_frame_init() starts it.  The hf_
- * fields before hf_scan are the result, valid once hf_state is past
+ * One response on its way in; http_frame_init() starts it.  hf_state to
+ * hf_body are the result, the head's fields valid once hf_state is past
  * HF_HEAD (hf_status stays 0 until then).
  */
 struct http_frame {
