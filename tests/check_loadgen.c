@@ -28,6 +28,7 @@ static short	 io_what;
 /* A run ready to go, torn down by run_done(). */
 static struct lg_run	run;
 
+/* The fixture: a fresh run before each test, the callbacks' counts zero. */
 static void
 run_setup(void)
 {
@@ -38,6 +39,7 @@ run_setup(void)
 	io_what = 0;
 }
 
+/* The fixture's end: the run's loop and buffer freed. */
 static void
 run_done(void)
 {
@@ -58,6 +60,7 @@ start_stop(void *arg)
 	lg_stop(arg);
 }
 
+/* A tick callback that counts. */
 static void
 count_tick(void *arg)
 {
@@ -65,6 +68,7 @@ count_tick(void *arg)
 	ticks++;
 }
 
+/* A woke callback that counts and ends the loop. */
 static void
 count_woke(void *arg)
 {

@@ -16,7 +16,8 @@
  * memory stays bounded whatever the size of the answers.  The slow-reader
  * options (--rcvbuf before connect(), --read-size, --pause) make this the
  * experiment's slow client at the FastCGI level too.  The summary is one
- * "key: value" per line on stdout (see usage()).
+ * "key: value" per line on stdout (see usage()).  The run and the
+ * connection slots are tools/loadgen's, shared with http_load.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
