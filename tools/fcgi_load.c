@@ -16,13 +16,12 @@
  * memory stays bounded whatever the size of the answers.  The slow-reader
  * options (--rcvbuf before connect(), --read-size, --pause) make this the
  * experiment's slow client at the FastCGI level too.  The summary is one
- * "key: value" per line on stdout (see usage()).
+ * "key: value" per line on stdout (see usage()).  The run and the
+ * connection slots are tools/loadgen's, shared with http_load.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
@@ -30,7 +29,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -46,19 +44,17 @@
 #include <event2/event_struct.h>
 
 #include "fcgi_proto.h"
+#include "listen.h"
+#include "loadgen.h"
 #include "toolutil.h"
 
 #define TIMEOUT_SECS	60		/* default --timeout */
 #define LINGER_SECS	1		/* wait for the server's close, at most */
-#define RESERVED_FDS	10		/* descriptors never used for requests */
 #define RBUF_SIZE	(128 * 1024)	/* default --read-size */
-#define READ_SIZE_MAX	(16 * 1024 * 1024)
-#define PAUSE_MAX_MS	3600000
 #define PATH_MAX_LEN	8192
 #define LAT_CAP		(8 * 1024 * 1024)	/* latency samples kept (32 MiB) */
 #define SMALL_REQ	16384		/* requests this small are copied */
 #define LINE_KEEP	64		/* bytes of a CGI header line looked at */
-#define ERRORS_SHOWN	20		/* per-request errors printed */
 
 /* Exit statuses, documented in usage(). */
 enum {
@@ -109,23 +105,18 @@ struct req {
 };
 
 /*
- * One connection slot: a socket (or none) with its requests, its queued
- * output and the state of the record being read.  Torn down by
- * conn_shut(), which leaves the requests to the caller.
+ * One connection slot: a socket (or none; the slot's ls_wake also times a
+ * unix connect retry, and ls_done counts the requests ended on the
+ * socket) with its requests, its queued output and the state of the
+ * record being read.  Torn down by conn_shut(), which leaves the requests
+ * to the caller.
  */
 struct conn {
-	int		 c_fd;
+	struct lg_slot	 c_slot;
 	enum conn_state	 c_state;
-	struct event	 c_ev;		/* socket readiness plus --timeout */
-	short		 c_watch;	/* what c_ev waits for */
-	const struct timeval *c_watch_tv;
-	struct event	 c_wake;	/* end of a --pause; unix connect retry */
 	struct event	 c_defer;	/* refill on the next loop turn */
-	int		 c_paused;
-	int		 c_connected;	/* the socket is known established */
 	int		 c_refill;	/* a kept request ended: start the next */
 	int64_t		 c_connect_us;
-	long long	 c_done;	/* requests ended on this socket */
 	struct evbuffer	*c_out;
 	struct req	*c_reqs;	/* per_conn slots; id = index + 1 */
 	int		 c_nbusy;
@@ -148,7 +139,18 @@ struct param {
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static void	 oom(void) __attribute__((noreturn));
-static int	 addr_parse(const char *, const char **);
+static void	 parse_args(int, char **);
+static int	 opt_take(int, const char *);
+static void	 bad_value(int) __attribute__((noreturn));
+static void	 usage_error(const char *, ...)
+		    __attribute__((noreturn, format(printf, 1, 2)));
+static int	 server_parse(const char *, const char **);
+static void	 request_build(void);
+static void	 params_free(struct param *, size_t);
+static void	 run_setup(void);
+static void	 start(void *);
+static int	 finish(void);
+static void	 cleanup(void);
 static void	 param_set(struct param **, size_t *, const char *, size_t,
 		    const char *);
 static int	 load_body(const char *, uint8_t **, size_t *);
@@ -156,9 +158,6 @@ static void	 tmpl_add(uint8_t, const uint8_t *, size_t);
 static void	 tmpl_build(const struct param *, size_t, const uint8_t *,
 		    size_t, uint8_t);
 static void	 tmpl_queue(struct evbuffer *, uint16_t);
-static void	 note_error(const char *, ...)
-		    __attribute__((format(printf, 1, 2)));
-static int	 more(void);
 static void	 slot_fill(struct conn *);
 static void	 req_start(struct conn *);
 static void	 req_ok(struct conn *, struct req *);
@@ -169,6 +168,7 @@ static size_t	 req_head(struct req *, const uint8_t *, size_t);
 static void	 req_stdout(struct req *, const uint8_t *, size_t);
 static void	 conn_open(struct conn *);
 static void	 conn_connected(struct conn *);
+static void	 conn_clocks(struct conn *);
 static void	 conn_watch(struct conn *);
 static void	 conn_write(struct conn *);
 static void	 conn_read(struct conn *);
@@ -181,11 +181,8 @@ static int	 rec_begin(struct conn *, const struct fcgi_header *);
 static void	 rec_data(struct conn *, const uint8_t *, size_t);
 static void	 rec_end(struct conn *);
 static void	 conn_cb(evutil_socket_t, short, void *);
-static void	 wake_cb(evutil_socket_t, short, void *);
+static void	 conn_woke(void *);
 static void	 defer_cb(evutil_socket_t, short, void *);
-static void	 end_cb(evutil_socket_t, short, void *);
-static void	 limit_cb(evutil_socket_t, short, void *);
-static void	 stop(void);
 static void	 lat_add(int64_t);
 static int	 lat_cmp(const void *, const void *);
 static double	 lat_pct(double);
@@ -198,13 +195,15 @@ static long long	 opt_conns = 1, opt_inflight = 1, opt_requests;
 static double		 opt_duration, opt_limit, opt_timeout = TIMEOUT_SECS;
 static int		 opt_keep, opt_quiet;
 static long long	 opt_rcvbuf, opt_read_size = RBUF_SIZE, opt_pause;
-static const char	*opt_output;
+static const char	*opt_output, *opt_body;
+static struct param	*opt_params;	/* -p, in order */
+static size_t		 opt_nparams;
+static int		 opt_have_n;
+static long long	 max_conns;	/* the descriptor budget */
 
 /* The server. */
-static const char		*addr_str;
-static struct sockaddr_storage	 dst;
-static socklen_t		 dst_len;
-static char			 srv_name[256], srv_port[8];
+static const char		*addr_str, *req_path;
+static struct addr		 srv;
 
 /* The request, encoded once with request id 1. */
 static uint8_t		*tmpl;
@@ -213,21 +212,17 @@ static size_t		*tmpl_recs;	/* offset of each record header */
 static size_t		 tmpl_nrecs;
 static uint8_t		*scratch;	/* a small request with another id */
 
-static struct event_base	*base;
+static struct lg_run		 run;	/* lr_started: requests started */
 static const struct timeval	*timeout_tv, *linger_tv;
 static struct timeval		 pause_tv;
 static struct conn		*conns;
 static long long		 per_conn;	/* request ids in flight per socket */
-static uint8_t			*rbuf;
 static FILE			*out_fp;
 static int			 out_err;
-static int			 stopping, limit_hit;
 
 /* Statistics. */
-static int64_t		 start_us;
-static long long	 started, ended, completed;
-static long long	 errors[ERR_NKINDS], nerrors, errors_shown;
-static long long	 status_counts[1000];
+static long long	 completed;
+static long long	 errors[ERR_NKINDS], nerrors;
 static long long	 app_nonzero;
 static uint64_t		 stdout_bytes, stderr_bytes;
 static uint32_t		*lat;		/* microseconds, a uniform sample */
@@ -244,14 +239,7 @@ static const struct option longopts[] = {
 	{ "body",		required_argument,	NULL, 'b' },
 	{ "param",		required_argument,	NULL, 'p' },
 	{ "timeout",		required_argument,	NULL, 'T' },
-	{ "rcvbuf",		required_argument,	NULL, 'R' },
-	{ "read-size",		required_argument,	NULL, 'S' },
-	{ "pause",		required_argument,	NULL, 'P' },
-	{ "time-limit",		required_argument,	NULL, 't' },
-	{ "output",		required_argument,	NULL, 'o' },
-	{ "quiet",		no_argument,		NULL, 'q' },
-	{ "help",		no_argument,		NULL, 'h' },
-	{ NULL,			0,			NULL, 0 }
+	SLOW_READER_LONGOPTS('R', 'S', 'P')
 };
 
 /*
@@ -325,80 +313,21 @@ oom(void)
 }
 
 /*
- * addr_parse: reads HOST:PORT, [V6]:PORT or unix:/path into dst, srv_name
- * and srv_port, resolving HOST once (IPv4 first).  Returns 0, or -1 with
- * *why set to a static reason.
+ * server_parse: reads ADDR (HOST:PORT, [V6]:PORT or unix:/path) into srv
+ * with listen's parser, HOST resolved once (IPv4 first).  Brackets hold an
+ * IPv6 literal, never a name.  Returns 0, or -1 with *why set to a static
+ * reason.
  */
 static int
-addr_parse(const char *s, const char **why)
+server_parse(const char *s, const char **why)
 {
-	struct sockaddr_un	*sun;
-	struct sockaddr_in6	*sin6;
-	const char		*colon, *h, *he;
-	char			 host[256];
-	long long		 port;
-	size_t			 hl;
-
-	memset(&dst, 0, sizeof(dst));
-	if (strncmp(s, "unix:", 5) == 0) {
-		sun = (struct sockaddr_un *)&dst;
-		hl = strlen(s + 5);
-		if (hl == 0 || hl >= sizeof(sun->sun_path)) {
-			*why = "empty or too long socket path";
-			return -1;
-		}
-		sun->sun_family = AF_UNIX;
-		memcpy(sun->sun_path, s + 5, hl + 1);
-		dst_len = (socklen_t)sizeof(*sun);
-		snprintf(srv_name, sizeof(srv_name), "localhost");
-		snprintf(srv_port, sizeof(srv_port), "0");
-		return 0;
-	}
-	if (s[0] == '[') {
-		h = s + 1;
-		if ((he = strchr(h, ']')) == NULL || he[1] != ':') {
-			*why = "expected [V6]:PORT";
-			return -1;
-		}
-		colon = he + 1;
-	} else {
-		h = s;
-		if ((colon = strrchr(s, ':')) == NULL) {
-			*why = "expected HOST:PORT, [V6]:PORT or unix:/path";
-			return -1;
-		}
-		he = colon;
-		if (memchr(h, ':', (size_t)(he - h)) != NULL) {
-			*why = "an IPv6 address needs brackets: [V6]:PORT";
-			return -1;
-		}
-	}
-	hl = (size_t)(he - h);
-	if (hl == 0 || hl >= sizeof(host)) {
-		*why = "empty or too long host";
+	if (addr_parse(s, 0, &srv, why) == -1)
+		return -1;
+	if (s[0] == '[' && srv.a_ss.ss_family != AF_INET6) {
+		*why = "bad IPv6 address";
 		return -1;
 	}
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	if (parse_int(colon + 1, 1, 65535, &port) == -1) {
-		*why = "bad port";
-		return -1;
-	}
-	snprintf(srv_name, sizeof(srv_name), "%s", host);
-	snprintf(srv_port, sizeof(srv_port), "%lld", port);
-	if (s[0] == '[') {
-		sin6 = (struct sockaddr_in6 *)&dst;
-		if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1) {
-			*why = "bad IPv6 address";
-			return -1;
-		}
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)port);
-		dst_len = (socklen_t)sizeof(*sin6);
-		return 0;
-	}
-	return resolve_v4_first(host, srv_port, AI_NUMERICSERV, &dst, &dst_len,
-	    why);
+	return 0;
 }
 
 /*
@@ -575,28 +504,6 @@ tmpl_queue(struct evbuffer *out, uint16_t id)
 		oom();
 }
 
-/* note_error: prints one per-request error, the first ERRORS_SHOWN only. */
-static void
-note_error(const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (errors_shown++ >= ERRORS_SHOWN)
-		return;
-	fprintf(stderr, "%s: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* more: whether another request may start now. */
-static int
-more(void)
-{
-	return !stopping && (opt_requests == 0 || started < opt_requests);
-}
-
 /*
  * slot_fill: puts c back to work: starts requests on it until per_conn are
  * in flight or none is left to start, opening a socket if it has none, and
@@ -606,9 +513,10 @@ more(void)
 static void
 slot_fill(struct conn *c)
 {
-	if (stopping || c->c_state == CS_LINGER || c->c_state == CS_RETRY)
+	if (run.lr_stopping || c->c_state == CS_LINGER ||
+	    c->c_state == CS_RETRY)
 		return;
-	while (c->c_nbusy < per_conn && more())
+	while (c->c_nbusy < per_conn && lg_more(&run))
 		req_start(c);
 	if (c->c_nbusy == 0) {
 		if (c->c_state == CS_OPEN)
@@ -634,7 +542,7 @@ req_start(struct conn *c)
 	memset(r, 0, sizeof(*r));
 	r->r_busy = 1;
 	r->r_id = (uint16_t)(i + 1);
-	r->r_seq = ++started;
+	r->r_seq = ++run.lr_started;
 	r->r_status = 200;
 	r->r_start_us = now_us();
 	r->r_out = out_fp != NULL && r->r_seq == 1;
@@ -647,7 +555,7 @@ static void
 req_ok(struct conn *c, struct req *r)
 {
 	completed++;
-	status_counts[r->r_status]++;
+	lg_status(&run, r->r_status);
 	lat_add(now_us() - r->r_start_us);
 	req_done(c, r);
 }
@@ -658,8 +566,8 @@ req_fail(struct conn *c, struct req *r, enum err_kind kind, const char *why)
 {
 	errors[kind]++;
 	nerrors++;
-	note_error("request %lld failed (%s): %s", r->r_seq, err_names[kind],
-	    why);
+	lg_error(&run, progname, "request %lld failed (%s): %s", r->r_seq,
+	    err_names[kind], why);
 	req_done(c, r);
 }
 
@@ -669,10 +577,8 @@ req_done(struct conn *c, struct req *r)
 {
 	r->r_busy = 0;
 	c->c_nbusy--;
-	c->c_done++;
-	ended++;
-	if (opt_requests > 0 && ended >= opt_requests)
-		stop();
+	c->c_slot.ls_done++;
+	lg_ended(&run);
 }
 
 /*
@@ -741,60 +647,59 @@ static void
 conn_open(struct conn *c)
 {
 	struct timeval	 tv = { 0, 1000 };
-	int		 fd, one = 1, rcv;
+	const char	*step;
+	int		 r;
 
 	if (c->c_state != CS_RETRY)
 		c->c_connect_us = now_us();
 	c->c_state = CS_OPEN;
-	c->c_connected = 0;
-	fd = socket(dst.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
-	if (fd == -1) {
-		conn_fail(c, ERR_CONNECT, "socket: %s", strerror(errno));
-		return;
-	}
-	c->c_fd = fd;
-	if (dst.ss_family != AF_UNIX)
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
-		    sizeof(one));
-	/* Before connect(): the window scale is fixed at SYN time. */
-	rcv = (int)opt_rcvbuf;
-	if (opt_rcvbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv,
-	    sizeof(rcv)) == -1) {
-		conn_fail(c, ERR_CONNECT, "SO_RCVBUF: %s", strerror(errno));
-		return;
-	}
-	if (connect(fd, (struct sockaddr *)&dst, dst_len) == 0)
-		conn_connected(c);
-	else if (errno == EAGAIN && dst.ss_family == AF_UNIX) {
-		close(fd);
-		c->c_fd = -1;
+	r = lg_slot_dial(&c->c_slot, (struct sockaddr *)&srv.a_ss, srv.a_len,
+	    !srv.a_unix, (int)opt_rcvbuf, &step);
+	if (r == -1 && errno == EAGAIN && srv.a_unix &&
+	    strcmp(step, "connect") == 0) {
+		lg_slot_close(&c->c_slot);
 		c->c_state = CS_RETRY;
-		evtimer_add(&c->c_wake, &tv);
-		return;
-	} else if (errno != EINPROGRESS && errno != EINTR) {
-		conn_fail(c, ERR_CONNECT, "connect to %s: %s", addr_str,
-		    strerror(errno));
+		evtimer_add(&c->c_slot.ls_wake, &tv);
 		return;
 	}
+	if (r == -1) {
+		if (strcmp(step, "connect") == 0)
+			conn_fail(c, ERR_CONNECT, "connect to %s: %s",
+			    addr_str, strerror(errno));
+		else
+			conn_fail(c, ERR_CONNECT, "%s: %s", step,
+			    strerror(errno));
+		return;
+	}
+	if (r == 1)
+		conn_clocks(c);
 	/* On loopback the handshake is usually done already: write now. */
 	conn_write(c);
 }
 
 /*
  * conn_connected: c's socket is known to be established; the latency of
- * the requests queued before starts now, when their bytes can leave.
+ * the requests queued before starts now (conn_clocks()).
  */
 static void
 conn_connected(struct conn *c)
 {
-	int64_t	 t;
-	long long i;
-
-	if (c->c_connected)
+	if (c->c_slot.ls_connected)
 		return;
-	c->c_connected = 1;
-	t = now_us();
+	c->c_slot.ls_connected = 1;
+	conn_clocks(c);
+}
+
+/*
+ * conn_clocks: c's socket is established: the latency of the requests in
+ * flight on it starts now, when their bytes can leave.
+ */
+static void
+conn_clocks(struct conn *c)
+{
+	int64_t		t = now_us();
+	long long	i;
+
 	for (i = 0; i < per_conn; i++)
 		if (c->c_reqs[i].r_busy)
 			c->c_reqs[i].r_start_us = t;
@@ -808,24 +713,14 @@ conn_connected(struct conn *c)
 static void
 conn_watch(struct conn *c)
 {
-	const struct timeval	*tv;
-	short			 want = 0;
+	short	want = 0;
 
-	if (!c->c_paused)
+	if (!c->c_slot.ls_paused)
 		want |= EV_READ;
 	if (c->c_state == CS_OPEN && evbuffer_get_length(c->c_out) > 0)
 		want |= EV_WRITE;
-	tv = c->c_state == CS_LINGER ? linger_tv : timeout_tv;
-	if (want == c->c_watch && tv == c->c_watch_tv)
-		return;
-	if (c->c_watch != 0)
-		event_del(&c->c_ev);
-	c->c_watch = want;
-	c->c_watch_tv = tv;
-	if (want == 0)
-		return;
-	event_assign(&c->c_ev, base, c->c_fd, want | EV_PERSIST, conn_cb, c);
-	event_add(&c->c_ev, tv);
+	lg_slot_watch(&c->c_slot, want,
+	    c->c_state == CS_LINGER ? linger_tv : timeout_tv);
 }
 
 /* conn_write: writes what c has queued, as much as the socket takes. */
@@ -835,10 +730,10 @@ conn_write(struct conn *c)
 	int	n;
 
 	if (evbuffer_get_length(c->c_out) > 0) {
-		n = evbuffer_write(c->c_out, c->c_fd);
+		n = evbuffer_write(c->c_out, c->c_slot.ls_fd);
 		if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR) {
-			if (!c->c_connected)
+			if (!c->c_slot.ls_connected)
 				conn_fail(c, ERR_CONNECT, "connect to %s: %s",
 				    addr_str, strerror(errno));
 			else
@@ -861,11 +756,11 @@ conn_read(struct conn *c)
 {
 	ssize_t	 n;
 
-	n = recv(c->c_fd, rbuf, (size_t)opt_read_size, 0);
+	n = recv(c->c_slot.ls_fd, run.lr_rbuf, (size_t)opt_read_size, 0);
 	if (n == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
-		if (!c->c_connected)
+		if (!c->c_slot.ls_connected)
 			conn_fail(c, ERR_CONNECT, "connect to %s: %s",
 			    addr_str, strerror(errno));
 		else
@@ -885,16 +780,14 @@ conn_read(struct conn *c)
 	conn_connected(c);
 	if (c->c_state == CS_LINGER)
 		return;		/* nothing is due after END_REQUEST: ignored */
-	if (conn_feed(c, rbuf, (size_t)n) == -1)
+	if (conn_feed(c, (uint8_t *)run.lr_rbuf, (size_t)n) == -1)
 		return;
 	if (c->c_state == CS_OPEN && c->c_refill) {
 		c->c_refill = 0;
 		slot_fill(c);
 	}
-	if (c->c_state == CS_OPEN && opt_pause > 0) {
-		c->c_paused = 1;
-		evtimer_add(&c->c_wake, &pause_tv);
-	}
+	if (c->c_state == CS_OPEN && opt_pause > 0)
+		lg_slot_pause(&c->c_slot, &pause_tv);
 	if (c->c_state == CS_OPEN || c->c_state == CS_LINGER)
 		conn_watch(c);
 }
@@ -907,20 +800,10 @@ conn_read(struct conn *c)
 static void
 conn_shut(struct conn *c)
 {
-	if (c->c_watch != 0)
-		event_del(&c->c_ev);
-	c->c_watch = 0;
-	c->c_watch_tv = NULL;
-	evtimer_del(&c->c_wake);
-	if (c->c_fd != -1)
-		close(c->c_fd);
-	c->c_fd = -1;
+	lg_slot_close(&c->c_slot);
 	evbuffer_drain(c->c_out, evbuffer_get_length(c->c_out));
 	c->c_state = CS_IDLE;
-	c->c_paused = 0;
-	c->c_connected = 0;
 	c->c_refill = 0;
-	c->c_done = 0;
 	c->c_hdrlen = 0;
 	c->c_inrec = 0;
 	c->c_cur = NULL;
@@ -936,12 +819,14 @@ conn_redial(struct conn *c)
 {
 	long long	 i;
 
-	if (c->c_done == 0 || c->c_nbusy == 0)
+	if (c->c_nbusy == 0)
 		return 0;
 	for (i = 0; i < per_conn; i++)
 		if (c->c_reqs[i].r_busy && (c->c_reqs[i].r_got ||
 		    c->c_reqs[i].r_retried))
 			return 0;
+	if (!lg_slot_redial(&c->c_slot))
+		return 0;
 	conn_shut(c);
 	for (i = 0; i < per_conn; i++)
 		if (c->c_reqs[i].r_busy) {
@@ -976,7 +861,7 @@ conn_fail(struct conn *c, enum err_kind kind, const char *fmt, ...)
 		if (c->c_reqs[i].r_busy)
 			req_fail(c, &c->c_reqs[i], kind, why);
 	conn_shut(c);
-	if (!stopping)
+	if (!run.lr_stopping)
 		evtimer_add(&c->c_defer, &zero);
 	return -1;
 }
@@ -1160,7 +1045,7 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 			/* The server did not close after END_REQUEST. */
 			conn_shut(c);
 			slot_fill(c);
-		} else if (c->c_connected)
+		} else if (c->c_slot.ls_connected)
 			conn_fail(c, ERR_TIMEOUT, "no progress for %g s",
 			    opt_timeout);
 		else
@@ -1170,21 +1055,19 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (what & EV_WRITE) {
 		conn_write(c);
-		if (c->c_fd != fd || c->c_state != CS_OPEN)
+		if (c->c_slot.ls_fd != fd || c->c_state != CS_OPEN)
 			return;
 	}
 	if (what & EV_READ)
 		conn_read(c);
 }
 
-/* wake_cb: a --pause is over, or a unix connect() is due again. */
+/* conn_woke: a --pause of conn arg is over, or a unix connect() is due. */
 static void
-wake_cb(evutil_socket_t fd, short what, void *arg)
+conn_woke(void *arg)
 {
 	struct conn	*c = arg;
 
-	(void)fd;
-	(void)what;
 	if (c->c_state == CS_RETRY) {
 		if (now_us() - c->c_connect_us > (int64_t)(opt_timeout * 1e6))
 			conn_fail(c, ERR_TIMEOUT, "connect to %s: listen queue "
@@ -1193,7 +1076,6 @@ wake_cb(evutil_socket_t fd, short what, void *arg)
 			conn_open(c);
 		return;
 	}
-	c->c_paused = 0;
 	if (c->c_state == CS_OPEN)
 		conn_watch(c);
 }
@@ -1205,37 +1087,6 @@ defer_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	slot_fill(arg);
-}
-
-/* end_cb: --duration is up; requests in flight are dropped uncounted. */
-static void
-end_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	(void)arg;
-	stop();
-}
-
-/* limit_cb: --time-limit is up; whatever is unfinished is cut off. */
-static void
-limit_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	(void)arg;
-	limit_hit = 1;
-	stop();
-}
-
-/* stop: ends the run after the current callback. */
-static void
-stop(void)
-{
-	if (stopping)
-		return;
-	stopping = 1;
-	event_base_loopbreak(base);
 }
 
 /*
@@ -1299,7 +1150,7 @@ lat_pct(double p)
 static void
 report(int64_t end_us)
 {
-	double	 secs = (double)(end_us - start_us) / 1e6;
+	double	 secs = (double)(end_us - run.lr_start_us) / 1e6;
 	int	 i, first = 1;
 
 	if (lat_n > 0)
@@ -1311,8 +1162,8 @@ report(int64_t end_us)
 	printf("latency_ms: p50=%.3f p90=%.3f p99=%.3f max=%.3f\n",
 	    lat_pct(50), lat_pct(90), lat_pct(99), (double)lat_max / 1e3);
 	for (i = 0; i < 1000; i++)
-		if (status_counts[i] > 0)
-			printf("status %d: %lld\n", i, status_counts[i]);
+		if (run.lr_status[i] > 0)
+			printf("status %d: %lld\n", i, run.lr_status[i]);
 	printf("errors: %lld", nerrors);
 	for (i = 0; i < ERR_NKINDS; i++)
 		if (errors[i] > 0) {
@@ -1324,239 +1175,266 @@ report(int64_t end_us)
 	fflush(stdout);
 }
 
-int
-main(int argc, char **argv)
+/*
+ * parse_args: reads the command line into the options, ADDR into srv;
+ * says what is wrong and exits with EXIT_USAGE otherwise.
+ */
+static void
+parse_args(int argc, char **argv)
 {
-	struct event_config	*cfg;
-	struct event		*end_ev = NULL, *limit_ev = NULL;
-	struct timeval		 tv;
-	struct param		*ps = NULL, *user = NULL;
-	const char		*why, *path, *q, *eq, *body_path = NULL;
-	char			 num[32], *script;
-	uint8_t			*body = NULL;
-	size_t			 blen = 0, np = 0, nuser = 0, i;
-	long long		 v, max_conns, cut;
-	int64_t			 end_us;
-	int			 ch, status = EXIT_OK, have_n = 0;
-
-	max_conns = fd_budget(RESERVED_FDS);
+	const char	*why;
+	int		 ch;
 
 	while ((ch = getopt_long(argc, argv, "c:km:n:d:b:p:t:o:qh", longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			if (parse_int(optarg, 1, LLONG_MAX, &v) == -1)
-				goto badval;
-			if (v > max_conns) {
-				fprintf(stderr, "%s: --connections may be at "
-				    "most %lld (open file limit)\n", progname,
-				    max_conns);
-				return EXIT_USAGE;
-			}
-			opt_conns = v;
-			break;
-		case 'k':
-			opt_keep = 1;
-			break;
-		case 'm':
-			if (parse_int(optarg, 1, 65535, &opt_inflight) == -1)
-				goto badval;
-			break;
-		case 'n':
-			if (parse_int(optarg, 1, LLONG_MAX, &opt_requests) == -1)
-				goto badval;
-			have_n = 1;
-			break;
-		case 'd':
-			if (parse_secs(optarg, 1e7, &opt_duration) == -1)
-				goto badval;
-			break;
-		case 'b':
-			body_path = optarg;
-			break;
-		case 'p':
-			if ((eq = strchr(optarg, '=')) == NULL || eq == optarg) {
-				fprintf(stderr, "%s: --param: expected "
-				    "NAME=VALUE: %s\n", progname, optarg);
-				return EXIT_USAGE;
-			}
-			param_set(&user, &nuser, optarg,
-			    (size_t)(eq - optarg), eq + 1);
-			break;
-		case 'T':
-			if (parse_secs(optarg, 1e7, &opt_timeout) == -1)
-				goto badval;
-			break;
-		case 'R':
-			if (parse_int(optarg, 0, INT_MAX / 2, &opt_rcvbuf) == -1)
-				goto badval;
-			break;
-		case 'S':
-			if (parse_int(optarg, 1, READ_SIZE_MAX,
-			    &opt_read_size) == -1)
-				goto badval;
-			break;
-		case 'P':
-			if (parse_int(optarg, 0, PAUSE_MAX_MS, &opt_pause) == -1)
-				goto badval;
-			break;
-		case 't':
-			if (parse_secs(optarg, 1e7, &opt_limit) == -1)
-				goto badval;
-			break;
-		case 'o':
-			opt_output = optarg;
-			break;
-		case 'q':
-			opt_quiet = 1;
-			break;
-		case 'h':
-			usage(stdout, EXIT_OK);
-			break;
-		default:
-			usage(stderr, EXIT_USAGE);
-		}
-		continue;
-badval:
-		/* optind has moved past the value; name the option by ch. */
-		for (i = 0; longopts[i].name != NULL; i++)
-			if (longopts[i].val == ch)
-				break;
-		fprintf(stderr, "%s: --%s: bad value: %s\n", progname,
-		    longopts[i].name, optarg);
-		return EXIT_USAGE;
-	}
+	    NULL)) != -1)
+		if (opt_take(ch, optarg) == -1)
+			bad_value(ch);
 	if (argc - optind != 2) {
 		fprintf(stderr, "%s: expected ADDR and PATH\n", progname);
 		usage(stderr, EXIT_USAGE);
 	}
-	if (have_n && opt_duration > 0) {
-		fprintf(stderr, "%s: only one of --requests and --duration\n",
-		    progname);
-		return EXIT_USAGE;
-	}
-	if (!have_n && opt_duration == 0)
+	if (opt_have_n && opt_duration > 0)
+		usage_error("only one of --requests and --duration");
+	if (!opt_have_n && opt_duration == 0)
 		opt_requests = 1;
-	if (opt_inflight > 1 && !opt_keep) {
-		fprintf(stderr, "%s: --in-flight needs --keep-conn: without "
-		    "FCGI_KEEP_CONN the server closes after one request\n",
-		    progname);
-		return EXIT_USAGE;
-	}
+	if (opt_inflight > 1 && !opt_keep)
+		usage_error("--in-flight needs --keep-conn: without "
+		    "FCGI_KEEP_CONN the server closes after one request");
 	addr_str = argv[optind];
-	path = argv[optind + 1];
-	if (addr_parse(addr_str, &why) == -1) {
-		fprintf(stderr, "%s: bad address %s: %s\n", progname, addr_str,
-		    why);
-		return EXIT_USAGE;
-	}
-	if (path[0] != '/' || strlen(path) > PATH_MAX_LEN) {
-		fprintf(stderr, "%s: PATH must start with / (at most %d "
-		    "bytes): %s\n", progname, PATH_MAX_LEN, path);
-		return EXIT_USAGE;
-	}
-	if (body_path != NULL && load_body(body_path, &body, &blen) == -1) {
-		fprintf(stderr, "%s: %s: %s\n", progname, body_path,
-		    strerror(errno));
-		return EXIT_USAGE;
-	}
-	if (opt_output != NULL && (out_fp = fopen(opt_output, "wb")) == NULL) {
-		fprintf(stderr, "%s: %s: %s\n", progname, opt_output,
-		    strerror(errno));
-		return EXIT_USAGE;
-	}
+	req_path = argv[optind + 1];
+	if (server_parse(addr_str, &why) == -1)
+		usage_error("bad address %s: %s", addr_str, why);
+	if (req_path[0] != '/' || strlen(req_path) > PATH_MAX_LEN)
+		usage_error("PATH must start with / (at most %d bytes): %s",
+		    PATH_MAX_LEN, req_path);
+}
 
-	/* The CGI variables, then the user's additions and replacements. */
-	q = strchr(path, '?');
-	if ((script = strndup(path, q != NULL ? (size_t)(q - path) :
-	    strlen(path))) == NULL)
+/*
+ * opt_take: takes option ch with its value arg (optarg).  Returns 0, or
+ * -1 for a bad value; --help, an unknown option, a bad --param and too
+ * many --connections end the program.
+ */
+static int
+opt_take(int ch, const char *arg)
+{
+	const char	*eq;
+
+	switch (ch) {
+	case 'c':
+		if (parse_int(arg, 1, LLONG_MAX, &opt_conns) == -1)
+			return -1;
+		if (opt_conns > max_conns)
+			usage_error("--connections may be at most %lld (open "
+			    "file limit)", max_conns);
+		return 0;
+	case 'k':
+		opt_keep = 1;
+		return 0;
+	case 'm':
+		return parse_int(arg, 1, 65535, &opt_inflight);
+	case 'n':
+		opt_have_n = 1;
+		return parse_int(arg, 1, LLONG_MAX, &opt_requests);
+	case 'd':
+		return parse_secs(arg, 1e7, &opt_duration);
+	case 'b':
+		opt_body = arg;
+		return 0;
+	case 'p':
+		if ((eq = strchr(arg, '=')) == NULL || eq == arg)
+			usage_error("--param: expected NAME=VALUE: %s", arg);
+		param_set(&opt_params, &opt_nparams, arg,
+		    (size_t)(eq - arg), eq + 1);
+		return 0;
+	case 'T':
+		return parse_secs(arg, 1e7, &opt_timeout);
+	case 'R':
+		return parse_int(arg, 0, SLOW_RCVBUF_MAX, &opt_rcvbuf);
+	case 'S':
+		return parse_int(arg, 1, SLOW_READ_SIZE_MAX, &opt_read_size);
+	case 'P':
+		return parse_int(arg, 0, SLOW_PAUSE_MAX_MS, &opt_pause);
+	case 't':
+		return parse_secs(arg, 1e7, &opt_limit);
+	case 'o':
+		opt_output = arg;
+		return 0;
+	case 'q':
+		opt_quiet = 1;
+		return 0;
+	case 'h':
+		usage(stdout, EXIT_OK);
+	default:
+		usage(stderr, EXIT_USAGE);
+	}
+}
+
+/* bad_value: says that option ch has a bad value (optarg); exits. */
+static void
+bad_value(int ch)
+{
+	size_t	i;
+
+	/* optind has moved past the value; name the option by ch. */
+	for (i = 0; longopts[i].name != NULL; i++)
+		if (longopts[i].val == ch)
+			break;
+	usage_error("--%s: bad value: %s", longopts[i].name, optarg);
+}
+
+/* usage_error: prints "fcgi_load: " and the message; exits EXIT_USAGE. */
+static void
+usage_error(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * request_build: encodes the one request: the body file (-b), the CGI
+ * variables for PATH with the user's additions and replacements (-p);
+ * opens the -o file.  Says what failed and exits EXIT_USAGE.
+ */
+static void
+request_build(void)
+{
+	struct param	*ps = NULL;
+	const char	*q;
+	char		 num[32], *script;
+	uint8_t		*body = NULL;
+	size_t		 blen = 0, np = 0, i;
+
+	if (opt_body != NULL && load_body(opt_body, &body, &blen) == -1)
+		usage_error("%s: %s", opt_body, strerror(errno));
+	if (opt_output != NULL && (out_fp = fopen(opt_output, "wb")) == NULL)
+		usage_error("%s: %s", opt_output, strerror(errno));
+	q = strchr(req_path, '?');
+	if ((script = strndup(req_path, q != NULL ?
+	    (size_t)(q - req_path) : strlen(req_path))) == NULL)
 		oom();
 #define SET(n, v) param_set(&ps, &np, n, sizeof(n) - 1, v)
-	SET("REQUEST_METHOD", body_path != NULL ? "POST" : "GET");
-	SET("REQUEST_URI", path);
+	SET("REQUEST_METHOD", opt_body != NULL ? "POST" : "GET");
+	SET("REQUEST_URI", req_path);
 	SET("SCRIPT_NAME", script);
 	SET("QUERY_STRING", q != NULL ? q + 1 : "");
 	SET("SERVER_PROTOCOL", "HTTP/1.1");
 	snprintf(num, sizeof(num), "%zu", blen);
 	SET("CONTENT_LENGTH", num);
 	SET("GATEWAY_INTERFACE", "CGI/1.1");
-	SET("SERVER_NAME", srv_name);
-	SET("SERVER_PORT", srv_port);
-	SET("REMOTE_ADDR", dst.ss_family == AF_INET6 ? "::1" : "127.0.0.1");
+	SET("SERVER_NAME", srv.a_unix ? "localhost" : srv.a_host);
+	SET("SERVER_PORT", srv.a_port);
+	SET("REMOTE_ADDR", srv.a_ss.ss_family == AF_INET6 ? "::1" :
+	    "127.0.0.1");
 #undef SET
-	for (i = 0; i < nuser; i++)
-		param_set(&ps, &np, user[i].p_name, strlen(user[i].p_name),
-		    user[i].p_value);
+	for (i = 0; i < opt_nparams; i++)
+		param_set(&ps, &np, opt_params[i].p_name,
+		    strlen(opt_params[i].p_name), opt_params[i].p_value);
 	per_conn = opt_keep ? opt_inflight : 1;
 	tmpl_build(ps, np, body, blen, opt_keep ? FCGI_KEEP_CONN : 0);
+	params_free(ps, np);
+	params_free(opt_params, opt_nparams);
+	free(script);
+	free(body);
+}
 
-	signal(SIGPIPE, SIG_IGN);
-	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
-	if ((rbuf = malloc((size_t)opt_read_size)) == NULL ||
-	    (conns = calloc((size_t)opt_conns, sizeof(*conns))) == NULL)
-		oom();
-	/* One thread: libevent needs no locks. */
-	if ((cfg = event_config_new()) == NULL)
-		oom();
-	event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
-	base = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	if (base == NULL) {
-		fprintf(stderr, "%s: cannot create the event loop\n", progname);
-		return EXIT_ERRORS;
+/* params_free: frees the np variables of ps and ps itself. */
+static void
+params_free(struct param *ps, size_t np)
+{
+	size_t	i;
+
+	for (i = 0; i < np; i++) {
+		free(ps[i].p_name);
+		free(ps[i].p_value);
 	}
+	free(ps);
+}
+
+/*
+ * run_setup: the run (event loop, read buffer, timeouts) and the
+ * connection slots, all without a socket yet.  Exits EXIT_ERRORS when it
+ * cannot.
+ */
+static void
+run_setup(void)
+{
+	struct timeval	 tv;
+	const char	*why;
+	long long	 v;
+
+	if (lg_init(&run, progname, (size_t)opt_read_size, &why) == -1) {
+		fprintf(stderr, "%s: %s\n", progname, why);
+		exit(EXIT_ERRORS);
+	}
+	run.lr_count = opt_requests;
+	run.lr_seconds = opt_duration;
+	run.lr_limit = opt_limit;
 	tv = secs_tv(opt_timeout);
-	timeout_tv = event_base_init_common_timeout(base, &tv);
+	timeout_tv = event_base_init_common_timeout(run.lr_base, &tv);
 	tv = secs_tv(opt_timeout < LINGER_SECS ? opt_timeout : LINGER_SECS);
-	linger_tv = event_base_init_common_timeout(base, &tv);
+	linger_tv = event_base_init_common_timeout(run.lr_base, &tv);
 	pause_tv.tv_sec = (time_t)(opt_pause / 1000);
 	pause_tv.tv_usec = (suseconds_t)(opt_pause % 1000) * 1000;
+	if ((conns = calloc((size_t)opt_conns, sizeof(*conns))) == NULL)
+		oom();
 	for (v = 0; v < opt_conns; v++) {
-		conns[v].c_fd = -1;
+		lg_slot_init(&conns[v].c_slot, &run, conn_cb, conn_woke,
+		    &conns[v]);
 		if ((conns[v].c_out = evbuffer_new()) == NULL ||
 		    (conns[v].c_reqs = calloc((size_t)per_conn,
 		    sizeof(struct req))) == NULL)
 			oom();
-		evtimer_assign(&conns[v].c_wake, base, wake_cb, &conns[v]);
-		evtimer_assign(&conns[v].c_defer, base, defer_cb, &conns[v]);
+		evtimer_assign(&conns[v].c_defer, run.lr_base, defer_cb,
+		    &conns[v]);
 	}
+}
 
-	start_us = now_us();
-	if (opt_duration > 0) {
-		if ((end_ev = evtimer_new(base, end_cb, NULL)) == NULL)
-			oom();
-		tv = secs_tv(opt_duration);
-		evtimer_add(end_ev, &tv);
-	}
-	if (opt_limit > 0) {
-		if ((limit_ev = evtimer_new(base, limit_cb, NULL)) == NULL)
-			oom();
-		tv = secs_tv(opt_limit);
-		evtimer_add(limit_ev, &tv);
-	}
-	for (v = 0; v < opt_conns && more(); v++)
+/* start: puts every slot to work (lg_run()'s start). */
+static void
+start(void *arg)
+{
+	long long	v;
+
+	(void)arg;
+	for (v = 0; v < opt_conns && lg_more(&run); v++)
 		slot_fill(&conns[v]);
-	if (!stopping)
-		event_base_dispatch(base);
-	end_us = now_us();
+}
 
-	if (limit_hit) {
-		for (v = 0, cut = 0; v < opt_conns; v++)
+/*
+ * finish: what the run leaves to say on stderr (requests cut off by the
+ * time limit, errors not shown, STDERR bytes, appStatus, a failed -o
+ * file), and the exit status it makes.
+ */
+static int
+finish(void)
+{
+	long long	 v, cut = 0;
+	int		 status = EXIT_OK;
+
+	if (run.lr_limit_hit) {
+		for (v = 0; v < opt_conns; v++)
 			cut += conns[v].c_nbusy;
 		if (opt_requests > 0)
-			cut += opt_requests - started;
+			cut += opt_requests - run.lr_started;
 		if (cut > 0) {
 			fprintf(stderr, "%s: time limit of %g s: %lld "
 			    "requests cut off\n", progname, opt_limit, cut);
 			status = EXIT_CUTOFF;
 		}
 	}
-	if (errors_shown > ERRORS_SHOWN)
+	if (lg_errors_hidden(&run) > 0)
 		fprintf(stderr, "%s: %lld more errors not shown\n", progname,
-		    errors_shown - ERRORS_SHOWN);
+		    lg_errors_hidden(&run));
 	if (stderr_bytes > 0)
 		fprintf(stderr, "%s: the application sent %llu bytes on "
-		    "FCGI_STDERR\n", progname, (unsigned long long)stderr_bytes);
+		    "FCGI_STDERR\n", progname,
+		    (unsigned long long)stderr_bytes);
 	if (app_nonzero > 0)
 		fprintf(stderr, "%s: %lld END_REQUEST records with a non-zero "
 		    "appStatus\n", progname, app_nonzero);
@@ -1567,8 +1445,14 @@ badval:
 	}
 	if (status == EXIT_OK && nerrors > 0)
 		status = EXIT_ERRORS;
-	if (!opt_quiet)
-		report(end_us);
+	return status;
+}
+
+/* cleanup: closes every slot and frees what the run held. */
+static void
+cleanup(void)
+{
+	long long	v;
 
 	for (v = 0; v < opt_conns; v++) {
 		conn_shut(&conns[v]);
@@ -1576,28 +1460,28 @@ badval:
 		evbuffer_free(conns[v].c_out);
 		free(conns[v].c_reqs);
 	}
-	if (end_ev != NULL)
-		event_free(end_ev);
-	if (limit_ev != NULL)
-		event_free(limit_ev);
-	event_base_free(base);
-	for (i = 0; i < np; i++) {
-		free(ps[i].p_name);
-		free(ps[i].p_value);
-	}
-	for (i = 0; i < nuser; i++) {
-		free(user[i].p_name);
-		free(user[i].p_value);
-	}
-	free(ps);
-	free(user);
-	free(script);
-	free(body);
+	lg_free(&run);
 	free(tmpl);
 	free(tmpl_recs);
 	free(scratch);
-	free(rbuf);
 	free(conns);
 	free(lat);
+}
+
+int
+main(int argc, char **argv)
+{
+	int	status;
+
+	max_conns = lg_fd_budget();
+	parse_args(argc, argv);
+	request_build();
+	run_setup();
+	if (lg_run(&run, start, NULL) == -1)
+		oom();
+	status = finish();
+	if (!opt_quiet)
+		report(run.lr_end_us);
+	cleanup();
 	return status;
 }

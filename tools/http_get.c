@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <netdb.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,21 @@
 #include "http_parse.h"
 #include "toolutil.h"
 
-#define HEAD_MAX	65536		/* largest response head accepted */
-#define READ_SIZE_MAX	(16 * 1024 * 1024)
+/* How the fetch ended, as the summary's result says. */
+enum result {
+	RES_OK,
+	RES_CONNECT,		/* connect_error */
+	RES_HTTP,			/* http_error: status >= 400 */
+	RES_SHORT,		/* short_body */
+	RES_PROTOCOL,		/* protocol_error: a malformed response */
+	RES_IO,			/* io_error */
+	RES_TIMEOUT		/* timeout */
+};
+
+static const char *const result_names[] = {
+	"ok", "connect_error", "http_error", "short_body", "protocol_error",
+	"io_error", "timeout"
+};
 
 /* Exit statuses, documented in usage(). */
 enum {
@@ -42,66 +56,54 @@ enum {
 	EXIT_TIMEOUT = 3
 };
 
-enum body_mode {
-	BODY_NONE,		/* still reading the head */
-	BODY_LENGTH,		/* Content-Length */
-	BODY_CHUNKED,
-	BODY_CLOSE,		/* delimited by the server closing */
-	BODY_DONE
+/* The command line. */
+struct opts {
+	struct http_url	 o_url;
+	long long	 o_rcvbuf, o_rsize, o_pause;
+	double		 o_limit;	/* 0: none */
+	const char	*o_outpath;
+	int		 o_quiet;
 };
 
 /* Everything one fetch knows; a single instance lives in main(). */
 struct fetch {
 	int		 f_fd;
-	enum body_mode	 f_mode;
-	char		*f_head;	/* head bytes gathered so far */
-	size_t		 f_headlen;
-	int		 f_status;
-	uint64_t	 f_clen;
+	char		*f_rbuf;	/* o_rsize bytes */
+	struct http_frame f_frame;
 	uint64_t	 f_bytes;	/* bytes read from the socket */
-	uint64_t	 f_body;	/* decoded body bytes */
-	struct chunk	 f_chunk;
 	FILE		*f_out;
 	int		 f_outerr;
+	int		 f_eff;		/* effective SO_RCVBUF */
+	enum result	 f_result;
+	double		 f_t0, f_tconn, f_treq, f_tfirst, f_tend;
 };
 
-static void	 usage(FILE *, int);
-static int	 fetch_feed(struct fetch *, const char *, size_t);
-static int	 body_feed(struct fetch *, const char *, size_t);
-static void	 body_out(struct fetch *, const char *, size_t);
+static void	 usage(FILE *, int) __attribute__((noreturn));
+static void	 parse_args(int, char **, struct opts *);
+static void	 bad_value(const char *, ...)
+		    __attribute__((noreturn, format(printf, 1, 2)));
+static void	 fetch_setup(struct fetch *, const struct opts *);
+static int	 fetch_run(struct fetch *, const struct opts *);
+static int	 fetch_connect(struct fetch *, const struct opts *);
+static void	 fetch_read(struct fetch *, const struct opts *);
+static int	 fetch_feed(struct fetch *, size_t);
+static void	 fetch_eof(struct fetch *);
+static int	 fetch_finish(struct fetch *, const struct opts *);
+static void	 body_out(void *, const char *, size_t);
 static int	 connect_url(const struct http_url *, int, int *, const char **);
 static int	 send_all(int, const char *, size_t);
 static double	 now_ms(void);
 static void	 on_alarm(int);
 static int	 start_timer(double);
+static void	 stop_timer(void);
 static void	 pause_ms(long);
 
 static const char *progname = "http_get";
 static volatile sig_atomic_t timed_out;
 static volatile sig_atomic_t alarm_fd = -1;
 
-/* Why a URL was refused, by enum http_url_err. */
-static const char *const url_errs[] = {
-	[URL_OK] = "no error",
-	[URL_TOO_LONG] = "URL too long",
-	[URL_SPACE] = "URL contains white space or control characters",
-	[URL_SCHEME] = "only http:// URLs are supported",
-	[URL_BRACKET] = "unterminated [IPv6] host",
-	[URL_HOST] = "empty or too long host",
-	[URL_USERINFO] = "user information in URLs is not supported",
-	[URL_PORT] = "bad port",
-	[URL_JUNK] = "junk after host"
-};
-
 static const struct option longopts[] = {
-	{ "rcvbuf",	required_argument,	NULL, 'b' },
-	{ "read-size",	required_argument,	NULL, 'r' },
-	{ "pause",	required_argument,	NULL, 'p' },
-	{ "time-limit",	required_argument,	NULL, 't' },
-	{ "output",	required_argument,	NULL, 'o' },
-	{ "quiet",	no_argument,		NULL, 'q' },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ NULL,		0,			NULL, 0 }
+	SLOW_READER_LONGOPTS('b', 'r', 'p')
 };
 
 /* usage: prints the help text to fp and exits with status. */
@@ -137,106 +139,295 @@ usage(FILE *fp, int status)
 	exit(status);
 }
 
-/* body_out: hands decoded body bytes to the output file, if any. */
+/*
+ * parse_args: reads the command line into *o, or says what is wrong on
+ * stderr and exits with EXIT_USAGE.
+ */
 static void
-body_out(struct fetch *f, const char *buf, size_t len)
+parse_args(int argc, char **argv, struct opts *o)
 {
-	f->f_body += len;
+	enum http_url_err	 uerr;
+	int			 ch;
+
+	memset(o, 0, sizeof(*o));
+	o->o_rcvbuf = o->o_rsize = 512;
+	o->o_pause = 1000;
+	while ((ch = getopt_long(argc, argv, "b:r:p:t:o:qh", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			if (parse_int(optarg, 0, SLOW_RCVBUF_MAX, &o->o_rcvbuf)
+			    == -1)
+				bad_value("--rcvbuf: not a byte count");
+			break;
+		case 'r':
+			if (parse_int(optarg, 1, SLOW_READ_SIZE_MAX,
+			    &o->o_rsize) == -1)
+				bad_value("--read-size: not a byte count in "
+				    "1..%d", SLOW_READ_SIZE_MAX);
+			break;
+		case 'p':
+			if (parse_int(optarg, 0, SLOW_PAUSE_MAX_MS,
+			    &o->o_pause) == -1)
+				bad_value("--pause: not a number of "
+				    "milliseconds");
+			break;
+		case 't':
+			if (parse_secs(optarg, 1e6, &o->o_limit) == -1)
+				bad_value("--time-limit: not a positive number "
+				    "of seconds");
+			break;
+		case 'o':
+			o->o_outpath = optarg;
+			break;
+		case 'q':
+			o->o_quiet = 1;
+			break;
+		case 'h':
+			usage(stdout, EXIT_OK);
+		default:
+			usage(stderr, EXIT_USAGE);
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "%s: exactly one URL expected\n", progname);
+		usage(stderr, EXIT_USAGE);
+	}
+	if ((uerr = http_url_parse(argv[optind], &o->o_url)) != URL_OK) {
+		fprintf(stderr, "%s: bad URL %s: %s\n", progname, argv[optind],
+		    http_url_why(uerr));
+		exit(EXIT_USAGE);
+	}
+}
+
+/*
+ * bad_value: says that the value of the option being parsed (optarg) is
+ * not what fmt describes, and exits with EXIT_USAGE.
+ */
+static void
+bad_value(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", optarg);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * fetch_setup: makes f ready for o's fetch: the read buffer, the output
+ * file.  Says what failed on stderr and exits (EXIT_FETCH without memory,
+ * EXIT_USAGE for the output file).
+ */
+static void
+fetch_setup(struct fetch *f, const struct opts *o)
+{
+	memset(f, 0, sizeof(*f));
+	f->f_fd = -1;
+	f->f_eff = -1;
+	f->f_tconn = f->f_treq = f->f_tfirst = -1;
+	http_frame_init(&f->f_frame, 0);
+	if ((f->f_rbuf = malloc((size_t)o->o_rsize)) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		exit(EXIT_FETCH);
+	}
+	if (o->o_outpath != NULL &&
+	    (f->f_out = fopen(o->o_outpath, "wb")) == NULL) {
+		fprintf(stderr, "%s: %s: %s\n", progname, o->o_outpath,
+		    strerror(errno));
+		exit(EXIT_USAGE);
+	}
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/*
+ * fetch_run: the fetch itself, under the time limit: connect, send the
+ * request, read the response.  How it went is in f.  Returns 0, or -1 if
+ * the time limit could not be armed (said on stderr).
+ */
+static int
+fetch_run(struct fetch *f, const struct opts *o)
+{
+	char	 req[HTTP_URL_MAX + 1024], hosthdr[300];
+	int	 reqlen;
+
+	http_host_header(&o->o_url, hosthdr, sizeof(hosthdr));
+	reqlen = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n"
+	    "User-Agent: evfcgid-http_get\r\nAccept: */*\r\n"
+	    "Connection: close\r\n\r\n", o->o_url.u_path, hosthdr);
+	f->f_t0 = now_ms();
+	if (o->o_limit > 0 && start_timer(o->o_limit) == -1) {
+		fprintf(stderr, "%s: setitimer: %s\n", progname,
+		    strerror(errno));
+		return -1;
+	}
+	if (fetch_connect(f, o) == -1)
+		return 0;
+	if (send_all(f->f_fd, req, (size_t)reqlen) == -1) {
+		f->f_result = timed_out ? RES_TIMEOUT : RES_IO;
+		fprintf(stderr, "%s: send: %s\n", progname, strerror(errno));
+		return 0;
+	}
+	fetch_read(f, o);
+	if (f->f_result == RES_OK && f->f_frame.hf_status >= 400) {
+		fprintf(stderr, "%s: HTTP status %d\n", progname,
+		    f->f_frame.hf_status);
+		f->f_result = RES_HTTP;
+	}
+	return 0;
+}
+
+/*
+ * fetch_connect: connects f's socket to o's URL.  Returns 0, or -1 with the
+ * reason on stderr and f_result set.
+ */
+static int
+fetch_connect(struct fetch *f, const struct opts *o)
+{
+	const char	*why;
+
+	f->f_fd = connect_url(&o->o_url, (int)o->o_rcvbuf, &f->f_eff, &why);
+	if (f->f_fd == -1) {
+		f->f_result = timed_out ? RES_TIMEOUT : RES_CONNECT;
+		fprintf(stderr, "%s: connect to %s port %d: %s\n", progname,
+		    o->o_url.u_host, o->o_url.u_port, why);
+		return -1;
+	}
+	f->f_tconn = f->f_treq = now_ms();
+	return 0;
+}
+
+/*
+ * fetch_read: reads the response o->o_rsize bytes at a time, pausing
+ * between reads, until it is complete, broken or out of time; f_result
+ * says which.
+ */
+static void
+fetch_read(struct fetch *f, const struct opts *o)
+{
+	ssize_t	n;
+
+	for (;;) {
+		if (timed_out) {
+			f->f_result = RES_TIMEOUT;
+			return;
+		}
+		n = read(f->f_fd, f->f_rbuf, (size_t)o->o_rsize);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (timed_out) {
+			f->f_result = RES_TIMEOUT;
+			return;
+		}
+		if (n == -1) {
+			fprintf(stderr, "%s: read: %s\n", progname,
+			    strerror(errno));
+			f->f_result = RES_IO;
+			return;
+		}
+		if (n == 0) {
+			fetch_eof(f);
+			return;
+		}
+		if (f->f_tfirst < 0)
+			f->f_tfirst = now_ms();
+		f->f_bytes += (uint64_t)n;
+		if (fetch_feed(f, (size_t)n) == -1 ||
+		    f->f_frame.hf_state == HF_DONE)
+			return;
+		if (o->o_pause > 0)
+			pause_ms((long)o->o_pause);
+	}
+}
+
+/*
+ * fetch_feed: runs len bytes just read through the response framer, the
+ * body to the output file.  Returns 0, or -1 on a malformed response
+ * (reason on stderr, f_result set).
+ */
+static int
+fetch_feed(struct fetch *f, size_t len)
+{
+	(void)http_frame_feed(&f->f_frame, f->f_rbuf, len, body_out, f);
+	if (f->f_frame.hf_state != HF_ERROR)
+		return 0;
+	if (f->f_frame.hf_err == HF_BIG_HEAD)
+		fprintf(stderr, "%s: response head larger than %d bytes\n",
+		    progname, HTTP_HEAD_MAX);
+	else if (f->f_frame.hf_err == HF_BAD_HEAD)
+		fprintf(stderr, "%s: malformed response head\n", progname);
+	else
+		fprintf(stderr, "%s: malformed chunked body\n", progname);
+	f->f_result = RES_PROTOCOL;
+	return -1;
+}
+
+/* fetch_eof: the server closed; the response is complete or it is not. */
+static void
+fetch_eof(struct fetch *f)
+{
+	if (http_frame_eof(&f->f_frame))
+		return;
+	if (f->f_frame.hf_state == HF_HEAD) {
+		fprintf(stderr, "%s: connection closed before a complete "
+		    "response head\n", progname);
+		f->f_result = RES_PROTOCOL;
+		return;
+	}
+	fprintf(stderr, "%s: connection closed after %llu body bytes of %s\n",
+	    progname, (unsigned long long)f->f_frame.hf_body,
+	    f->f_frame.hf_state == HF_LENGTH ? "Content-Length" :
+	    "a chunked body");
+	f->f_result = RES_SHORT;
+}
+
+/*
+ * fetch_finish: ends the fetch (timer, socket, output file) and prints the
+ * summary line unless quiet.  Returns the exit status.
+ */
+static int
+fetch_finish(struct fetch *f, const struct opts *o)
+{
+	f->f_tend = now_ms();
+	if (o->o_limit > 0)
+		stop_timer();
+	alarm_fd = -1;
+	if (f->f_fd != -1)
+		close(f->f_fd);
+	if (f->f_out != NULL && (fclose(f->f_out) != 0 || f->f_outerr)) {
+		fprintf(stderr, "%s: %s: write error\n", progname,
+		    o->o_outpath);
+		if (f->f_result == RES_OK)
+			f->f_result = RES_IO;
+	}
+	if (!o->o_quiet) {
+		printf("bytes=%llu body=%llu status=%d connect_ms=%.3f "
+		    "ttfb_ms=%.3f duration_ms=%.3f rcvbuf=%d result=%s\n",
+		    (unsigned long long)f->f_bytes,
+		    (unsigned long long)f->f_frame.hf_body,
+		    f->f_frame.hf_status,
+		    f->f_tconn >= 0 ? f->f_tconn - f->f_t0 : -1.0,
+		    f->f_tfirst >= 0 ? f->f_tfirst - f->f_treq : -1.0,
+		    f->f_tend - f->f_t0, f->f_eff, result_names[f->f_result]);
+		fflush(stdout);
+	}
+	free(f->f_rbuf);
+	return f->f_result == RES_OK ? EXIT_OK : f->f_result == RES_TIMEOUT ?
+	    EXIT_TIMEOUT : EXIT_FETCH;
+}
+
+/* body_out: hands decoded body bytes to the output file of fetch arg. */
+static void
+body_out(void *arg, const char *buf, size_t len)
+{
+	struct fetch	*f = arg;
+
 	if (f->f_out != NULL && !f->f_outerr &&
 	    fwrite(buf, 1, len, f->f_out) != len)
 		f->f_outerr = 1;
-}
-
-/*
- * body_feed: consumes body bytes in the current framing mode.  Returns 0,
- * or -1 on bad chunked framing.  Bytes past the end of the body are ignored.
- */
-static int
-body_feed(struct fetch *f, const char *buf, size_t len)
-{
-	size_t	n, data;
-	int	r;
-
-	switch (f->f_mode) {
-	case BODY_LENGTH:
-		n = f->f_clen - f->f_body < len ?
-		    (size_t)(f->f_clen - f->f_body) : len;
-		body_out(f, buf, n);
-		if (f->f_body == f->f_clen)
-			f->f_mode = BODY_DONE;
-		break;
-	case BODY_CHUNKED:
-		while (len > 0 && f->f_chunk.ch_state != CH_DONE) {
-			if ((r = chunk_step(&f->f_chunk, buf, len, &data)) == -1)
-				return -1;
-			if (data > 0)
-				body_out(f, buf, data);
-			buf += r;
-			len -= (size_t)r;
-		}
-		if (f->f_chunk.ch_state == CH_DONE)
-			f->f_mode = BODY_DONE;
-		break;
-	case BODY_CLOSE:
-		body_out(f, buf, len);
-		break;
-	case BODY_NONE:
-	case BODY_DONE:
-		break;
-	}
-	return 0;
-}
-
-/*
- * fetch_feed: consumes len bytes read from the socket: head first, then
- * body.  Returns 0, or -1 on a malformed response (reason on stderr).
- */
-static int
-fetch_feed(struct fetch *f, const char *buf, size_t len)
-{
-	struct http_head h;
-	size_t		 end, old, rest;
-
-	while (f->f_mode == BODY_NONE && len > 0) {
-		old = f->f_headlen;
-		rest = HEAD_MAX - old < len ? HEAD_MAX - old : len;
-		memcpy(f->f_head + old, buf, rest);
-		f->f_headlen += rest;
-		end = head_end(f->f_head, f->f_headlen);
-		if (end == 0) {
-			if (f->f_headlen == HEAD_MAX) {
-				fprintf(stderr, "%s: response head larger "
-				    "than %d bytes\n", progname, HEAD_MAX);
-				return -1;
-			}
-			return 0;
-		}
-		if (head_parse(f->f_head, end, &h) == -1) {
-			fprintf(stderr, "%s: malformed response head\n",
-			    progname);
-			return -1;
-		}
-		buf += end - old;
-		len -= end - old;
-		f->f_headlen = 0;
-		if (h.h_status >= 100 && h.h_status < 200)
-			continue;	/* interim response: the real one follows */
-		f->f_status = h.h_status;
-		if (h.h_status == 204 || h.h_status == 304)
-			f->f_mode = BODY_DONE;
-		else if (h.h_chunked)
-			f->f_mode = BODY_CHUNKED;
-		else if (h.h_clen >= 0) {
-			f->f_clen = (uint64_t)h.h_clen;
-			f->f_mode = h.h_clen == 0 ? BODY_DONE : BODY_LENGTH;
-		} else
-			f->f_mode = BODY_CLOSE;
-	}
-	if (len > 0 && body_feed(f, buf, len) == -1) {
-		fprintf(stderr, "%s: malformed chunked body\n", progname);
-		return -1;
-	}
-	return 0;
 }
 
 /*
@@ -354,6 +545,16 @@ start_timer(double secs)
 	return setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/* stop_timer: disarms the time limit. */
+static void
+stop_timer(void)
+{
+	struct itimerval	off;
+
+	memset(&off, 0, sizeof(off));
+	setitimer(ITIMER_REAL, &off, NULL);
+}
+
 /* pause_ms: sleeps ms milliseconds, or less if the time limit strikes. */
 static void
 pause_ms(long ms)
@@ -369,214 +570,12 @@ pause_ms(long ms)
 int
 main(int argc, char **argv)
 {
-	struct http_url	 u;
+	struct opts	 o;
 	struct fetch	 f;
-	const char	*why, *result = "ok", *outpath = NULL;
-	char		*rbuf, req[HTTP_URL_MAX + 1024], hosthdr[300];
-	long long	 v, rcvbuf = 512, rsize = 512, pause = 1000;
-	double		 limit = 0, t0, tconn = -1, treq = -1, tfirst = -1, tend;
-	ssize_t		 n;
-	size_t		 reqlen;
-	enum http_url_err uerr;
-	int		 ch, quiet = 0, eff = -1, status = EXIT_OK, rc;
 
-	while ((ch = getopt_long(argc, argv, "b:r:p:t:o:qh", longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'b':
-			if (parse_int(optarg, 0, INT_MAX / 2, &v) == -1) {
-				fprintf(stderr, "%s: --rcvbuf: not a byte "
-				    "count: %s\n", progname, optarg);
-				return EXIT_USAGE;
-			}
-			rcvbuf = v;
-			break;
-		case 'r':
-			if (parse_int(optarg, 1, READ_SIZE_MAX, &v) == -1) {
-				fprintf(stderr, "%s: --read-size: not a byte "
-				    "count in 1..%d: %s\n", progname,
-				    READ_SIZE_MAX, optarg);
-				return EXIT_USAGE;
-			}
-			rsize = v;
-			break;
-		case 'p':
-			if (parse_int(optarg, 0, 3600000, &v) == -1) {
-				fprintf(stderr, "%s: --pause: not a number of "
-				    "milliseconds: %s\n", progname, optarg);
-				return EXIT_USAGE;
-			}
-			pause = v;
-			break;
-		case 't':
-			if (parse_secs(optarg, 1e6, &limit) == -1) {
-				fprintf(stderr, "%s: --time-limit: not a "
-				    "positive number of seconds: %s\n",
-				    progname, optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			usage(stdout, EXIT_OK);
-			break;
-		default:
-			usage(stderr, EXIT_USAGE);
-		}
-	}
-	if (argc - optind != 1) {
-		fprintf(stderr, "%s: exactly one URL expected\n", progname);
-		usage(stderr, EXIT_USAGE);
-	}
-	if ((uerr = http_url_parse(argv[optind], &u)) != URL_OK) {
-		fprintf(stderr, "%s: bad URL %s: %s\n", progname, argv[optind],
-		    url_errs[uerr]);
-		return EXIT_USAGE;
-	}
-
-	memset(&f, 0, sizeof(f));
-	f.f_fd = -1;
-	f.f_mode = BODY_NONE;
-	if ((rbuf = malloc((size_t)rsize)) == NULL ||
-	    (f.f_head = malloc(HEAD_MAX)) == NULL) {
-		fprintf(stderr, "%s: out of memory\n", progname);
+	parse_args(argc, argv, &o);
+	fetch_setup(&f, &o);
+	if (fetch_run(&f, &o) == -1)
 		return EXIT_FETCH;
-	}
-	if (outpath != NULL && (f.f_out = fopen(outpath, "wb")) == NULL) {
-		fprintf(stderr, "%s: %s: %s\n", progname, outpath,
-		    strerror(errno));
-		return EXIT_USAGE;
-	}
-	signal(SIGPIPE, SIG_IGN);
-
-	http_host_header(&u, hosthdr, sizeof(hosthdr));
-	rc = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n"
-	    "User-Agent: evfcgid-http_get\r\nAccept: */*\r\n"
-	    "Connection: close\r\n\r\n", u.u_path, hosthdr);
-	reqlen = (size_t)rc;
-
-	t0 = now_ms();
-	if (limit > 0 && start_timer(limit) == -1) {
-		fprintf(stderr, "%s: setitimer: %s\n", progname,
-		    strerror(errno));
-		return EXIT_FETCH;
-	}
-	f.f_fd = connect_url(&u, (int)rcvbuf, &eff, &why);
-	if (f.f_fd == -1) {
-		if (timed_out) {
-			result = "timeout";
-			status = EXIT_TIMEOUT;
-		} else {
-			result = "connect_error";
-			status = EXIT_FETCH;
-		}
-		fprintf(stderr, "%s: connect to %s port %d: %s\n", progname,
-		    u.u_host, u.u_port, why);
-		goto done;
-	}
-	tconn = treq = now_ms();
-	if (send_all(f.f_fd, req, reqlen) == -1) {
-		result = timed_out ? "timeout" : "io_error";
-		status = timed_out ? EXIT_TIMEOUT : EXIT_FETCH;
-		fprintf(stderr, "%s: send: %s\n", progname,
-		    strerror(errno));
-		goto done;
-	}
-
-	for (;;) {
-		if (timed_out) {
-			result = "timeout";
-			status = EXIT_TIMEOUT;
-			break;
-		}
-		n = read(f.f_fd, rbuf, (size_t)rsize);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (timed_out) {
-			result = "timeout";
-			status = EXIT_TIMEOUT;
-			break;
-		}
-		if (n == -1) {
-			fprintf(stderr, "%s: read: %s\n", progname,
-			    strerror(errno));
-			result = "io_error";
-			status = EXIT_FETCH;
-			break;
-		}
-		if (n == 0) {
-			if (f.f_mode == BODY_CLOSE)
-				f.f_mode = BODY_DONE;
-			else if (f.f_mode == BODY_NONE) {
-				fprintf(stderr, "%s: connection closed "
-				    "before a complete response head\n",
-				    progname);
-				result = "protocol_error";
-				status = EXIT_FETCH;
-			} else {
-				fprintf(stderr, "%s: connection closed after "
-				    "%llu body bytes of %s\n", progname,
-				    (unsigned long long)f.f_body,
-				    f.f_mode == BODY_LENGTH ?
-				    "Content-Length" : "a chunked body");
-				result = "short_body";
-				status = EXIT_FETCH;
-			}
-			break;
-		}
-		if (tfirst < 0)
-			tfirst = now_ms();
-		f.f_bytes += (uint64_t)n;
-		if (fetch_feed(&f, rbuf, (size_t)n) == -1) {
-			result = "protocol_error";
-			status = EXIT_FETCH;
-			break;
-		}
-		if (f.f_mode == BODY_DONE)
-			break;
-		if (pause > 0)
-			pause_ms((long)pause);
-	}
-	if (status == EXIT_OK && f.f_status >= 400) {
-		fprintf(stderr, "%s: HTTP status %d\n", progname, f.f_status);
-		result = "http_error";
-		status = EXIT_FETCH;
-	}
-
-done:
-	tend = now_ms();
-	if (limit > 0) {
-		struct itimerval off;
-
-		memset(&off, 0, sizeof(off));
-		setitimer(ITIMER_REAL, &off, NULL);
-	}
-	alarm_fd = -1;
-	if (f.f_fd != -1)
-		close(f.f_fd);
-	if (f.f_out != NULL && (fclose(f.f_out) != 0 || f.f_outerr)) {
-		fprintf(stderr, "%s: %s: write error\n", progname, outpath);
-		if (status == EXIT_OK) {
-			result = "io_error";
-			status = EXIT_FETCH;
-		}
-	}
-	if (!quiet) {
-		printf("bytes=%llu body=%llu status=%d connect_ms=%.3f "
-		    "ttfb_ms=%.3f duration_ms=%.3f rcvbuf=%d result=%s\n",
-		    (unsigned long long)f.f_bytes,
-		    (unsigned long long)f.f_body, f.f_status,
-		    tconn >= 0 ? tconn - t0 : -1.0,
-		    tfirst >= 0 ? tfirst - treq : -1.0, tend - t0, eff,
-		    result);
-		fflush(stdout);
-	}
-	free(rbuf);
-	free(f.f_head);
-	return status;
+	return fetch_finish(&f, &o);
 }

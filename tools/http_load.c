@@ -13,41 +13,38 @@
  * and wrk: URLs are resolved and requests formatted once, a request is
  * written right after connect() (a loopback handshake is usually done by
  * then), a kept-alive connection stays registered for reading between
- * requests, and a response that arrives in one read is parsed in place.
+ * requests, and responses are framed in place as they arrive.  The run
+ * and the connection slots are tools/loadgen's, shared with fcgi_load.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
 #include "http_parse.h"
+#include "listen.h"
+#include "loadgen.h"
 #include "toolutil.h"
 
 #define THROTTLE_MODEM	3360		/* 33.6 kbit/s at 10 bits a byte */
 #define IDLE_SECS	60		/* default -timeout */
 #define PROGRESS_SECS	60		/* -verbose report interval */
-#define RESERVED_FDS	10		/* descriptors never used for fetches */
 #define RATE_MAX	100000
-#define HEAD_MAX	65536		/* largest response head accepted */
 #define RBUF_SIZE	(128 * 1024)	/* one read at most */
-#define ERRORS_SHOWN	20		/* per-fetch errors printed without -verbose */
 
 struct url {
 	char			*u_str;
@@ -61,20 +58,12 @@ struct url {
 	uint64_t		 u_sum;
 };
 
-enum body_mode {
-	BODY_LENGTH,		/* Content-Length */
-	BODY_CHUNKED,
-	BODY_CLOSE,		/* delimited by the server closing */
-	BODY_DONE
-};
-
 enum conn_state {
 	CS_FREE,		/* on the free list, no socket */
 	CS_SENDING,		/* connect() issued or request partly written */
-	CS_HEAD,		/* reading the response head */
-	CS_BODY,		/* reading the body */
-	CS_PAUSED,		/* throttled: not reading until c_wake fires */
-	CS_IDLE			/* kept alive between fetches (-rate -keepalive) */
+	CS_READING,		/* reading the response */
+	CS_PAUSED,		/* throttled: not reading until woken */
+	CS_IDLE			/* kept alive between fetches (-rate) */
 };
 
 /* How a fetch ended. */
@@ -85,18 +74,16 @@ enum fetch_end {
 	FE_CONNFAIL		/* never connected */
 };
 
-/* One socket and the fetch it carries; torn down by conn_close(). */
+/*
+ * One socket (the slot: ls_done > 0 means this fetch runs on a kept-alive
+ * socket) and the fetch it carries; torn down by conn_close().
+ */
 struct conn {
+	struct lg_slot	 c_slot;
 	struct conn	*c_next;	/* free list or idle list */
 	struct conn	*c_prev;	/* idle list only */
-	int		 c_fd;
 	enum conn_state	 c_state;
-	struct event	 c_ev;		/* socket readiness plus idle timeout */
-	short		 c_watch;	/* what c_ev waits for: 0, EV_READ, EV_WRITE */
-	struct event	 c_wake;	/* end of a throttle pause */
 	struct url	*c_url;
-	int		 c_connected;	/* the socket is known established */
-	int		 c_reused;	/* this fetch runs on a kept-alive socket */
 	int		 c_did_response;
 	int64_t		 c_start_us;	/* fetch started */
 	int64_t		 c_connect_us;	/* connect() called */
@@ -104,45 +91,43 @@ struct conn {
 	int64_t		 c_response_us;	/* first response byte */
 	size_t		 c_woff;	/* request bytes written */
 	int64_t		 c_rbytes;	/* bytes read in this fetch */
-	char		*c_head;	/* partial head, only if split over reads */
-	size_t		 c_headlen;
-	int		 c_status;
+	struct http_frame c_frame;	/* the response */
 	int		 c_close;	/* not reusable after this response */
-	enum body_mode	 c_mode;
-	int64_t		 c_clen;
-	int64_t		 c_body;	/* decoded body bytes */
-	struct chunk	 c_chunk;
 	uint64_t	 c_sum;
 };
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static int	 opt_match(const char *);
+static const char *parse_args(int, char **);
+static int	 opt_flag(int, const char *);
+static void	 opt_value(int, const char *, const char *);
 static void	 read_url_file(const char *);
+static const char *url_why(enum http_url_err);
 static int	 url_load(struct url *, const char *, const char **);
 static void	 fetch_error(struct conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static struct conn *conn_new(void);
-static void	 conn_watch(struct conn *, short);
 static void	 conn_close(struct conn *);
 static void	 conn_cb(evutil_socket_t, short, void *);
-static void	 conn_wake_cb(evutil_socket_t, short, void *);
+static void	 conn_woke(void *);
 static void	 conn_connect(struct conn *);
 static void	 conn_send(struct conn *);
 static void	 conn_read(struct conn *);
-static int	 conn_feed(struct conn *, const char *, size_t);
-static int	 body_feed(struct conn *, const char *, size_t);
-static void	 body_sum(struct conn *, const char *, size_t);
+static void	 conn_throttle(struct conn *);
+static void	 body_sum(void *, const char *, size_t);
 static void	 idle_push(struct conn *);
 static void	 idle_remove(struct conn *);
+static struct url *url_pick(void);
 static void	 fetch_begin(struct conn *, struct url *);
 static void	 fetch_start(void);
 static void	 fetch_end(struct conn *, enum fetch_end);
+static void	 fetch_times(const struct conn *);
+static void	 fetch_check(struct conn *);
 static void	 refill(void);
-static void	 stop(void);
+static void	 start(void *);
 static void	 rate_cb(evutil_socket_t, short, void *);
-static void	 end_cb(evutil_socket_t, short, void *);
-static void	 progress_cb(evutil_socket_t, short, void *);
-static void	 report(int64_t);
+static void	 progress(void *);
+static void	 report(void);
 
 static const char	*progname = "http_load";
 
@@ -157,21 +142,19 @@ static double		 end_seconds;
 static struct url	*urls;
 static size_t		 nurls;
 
-static struct event_base *base;
+/* The run: fetches started and ended are run.lr_started, lr_ended. */
+static struct lg_run	 run;
 static const struct timeval *idle_tv;	/* libevent common timeout */
 static struct event	*rate_ev;
 static int64_t		 rate_next_us, rate_interval_us;
-static char		*rbuf;
 static size_t		 read_max;
 
 static struct conn	*free_conns;
 static struct conn	*idle_conns;
 static long long	 conns_open, max_conns;
-static int		 stopping, refilling;
+static int		 refilling;
 
 /* Statistics, in the original's terms. */
-static int64_t		 start_us;
-static long long	 fetches_started, fetches_completed;
 static long long	 num_active, max_parallel;
 static long long	 connects_completed, responses_completed;
 static long long	 total_bytes;
@@ -179,21 +162,6 @@ static int64_t		 total_connect_us, max_connect_us, min_connect_us;
 static int64_t		 total_response_us, max_response_us, min_response_us;
 static long long	 total_timeouts, total_badbytes, total_badsums;
 static long long	 total_connfails;
-static long long	 status_counts[1000];
-static long long	 errors_shown;
-
-/* Why a URL was refused, by enum http_url_err. */
-static const char *const url_errs[] = {
-	[URL_OK] = "no error",
-	[URL_TOO_LONG] = "URL too long",
-	[URL_SPACE] = "white space or control characters in URL",
-	[URL_SCHEME] = "unknown protocol (only http:// is supported)",
-	[URL_BRACKET] = "unterminated [IPv6] host",
-	[URL_HOST] = "bad host",
-	[URL_USERINFO] = "bad host",
-	[URL_PORT] = "bad port",
-	[URL_JUNK] = "junk after host"
-};
 
 /* The options, in the order the original tried its prefixes. */
 enum {
@@ -258,9 +226,158 @@ opt_match(const char *arg)
 }
 
 /*
- * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST (IPv4 first,
- * as the original) and formats the request once.  Returns 0, or -1 with
- * *why set to a static reason.
+ * parse_args: reads the command line into the options and returns the
+ * URL file; says what is wrong and exits 1 otherwise.
+ */
+static const char *
+parse_args(int argc, char **argv)
+{
+	int	argn, o;
+
+	for (argn = 1; argn < argc && argv[argn][0] == '-' &&
+	    argv[argn][1] != '\0'; argn++) {
+		o = opt_match(argv[argn]);
+		if (opt_flag(o, argv[argn]))
+			continue;
+		/* The rest take a value. */
+		if (argn + 1 >= argc) {
+			fprintf(stderr, "%s: %s needs a value\n", progname,
+			    argv[argn]);
+			usage(stderr, 1);
+		}
+		argn++;
+		opt_value(o, argv[argn - 1], argv[argn]);
+	}
+	if (argn + 1 != argc) {
+		fprintf(stderr, "%s: exactly one url_file expected\n",
+		    progname);
+		usage(stderr, 1);
+	}
+	if ((start_parallel == 0 && start_rate == 0) ||
+	    (end_fetches == 0 && end_seconds == 0)) {
+		fprintf(stderr, "%s: a start and an end specifier are "
+		    "required\n", progname);
+		usage(stderr, 1);
+	}
+	if (do_jitter && start_rate == 0) {
+		fprintf(stderr, "%s: -jitter needs -rate\n", progname);
+		usage(stderr, 1);
+	}
+	return argv[argn];
+}
+
+/*
+ * opt_flag: takes option o (as opt_match() found it in arg) if it is one
+ * without a value, and returns 1; returns 0 for one with a value.  -help
+ * and an unknown option end the program.
+ */
+static int
+opt_flag(int o, const char *arg)
+{
+	switch (o) {
+	case OPT_CHECKSUM:
+		do_checksum = 1;
+		return 1;
+	case OPT_THROTTLE:
+		do_throttle = 1;
+		return 1;
+	case OPT_VERBOSE:
+		do_verbose = 1;
+		return 1;
+	case OPT_JITTER:
+		do_jitter = 1;
+		return 1;
+	case OPT_KEEPALIVE:
+		do_keepalive = 1;
+		return 1;
+	case OPT_HELP:
+		usage(stdout, 0);
+	case -1:
+		fprintf(stderr, "%s: unknown option %s\n", progname, arg);
+		usage(stderr, 1);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * opt_value: takes option o, given as arg, with its value val; says what
+ * is wrong and exits 1 if it cannot.
+ */
+static void
+opt_value(int o, const char *arg, const char *val)
+{
+	long long	v = 0;
+	int		bad = 0, two = 0;
+
+	if (o == OPT_PARALLEL || o == OPT_RATE)
+		two = start_rate > 0 || start_parallel > 0;
+	else if (o == OPT_FETCHES || o == OPT_SECONDS)
+		two = end_fetches > 0 || end_seconds > 0;
+	if (two) {
+		fprintf(stderr, "%s: only one of %s\n", progname,
+		    o == OPT_PARALLEL || o == OPT_RATE ?
+		    "-parallel and -rate" : "-fetches and -seconds");
+		usage(stderr, 1);
+	}
+	switch (o) {
+	case OPT_THROTTLE_N:
+		bad = parse_int(val, 1, INT_MAX, &v) == -1;
+		do_throttle = 1;
+		throttle = (double)v;
+		break;
+	case OPT_TIMEOUT:
+		bad = parse_secs(val, 1e7, &idle_secs) == -1;
+		break;
+	case OPT_PARALLEL:
+		bad = parse_int(val, 1, LLONG_MAX, &start_parallel) == -1;
+		break;
+	case OPT_RATE:
+		bad = parse_int(val, 1, RATE_MAX, &start_rate) == -1;
+		break;
+	case OPT_FETCHES:
+		bad = parse_int(val, 1, LLONG_MAX, &end_fetches) == -1;
+		break;
+	case OPT_SECONDS:
+		bad = parse_secs(val, 1e7, &end_seconds) == -1;
+		break;
+	}
+	if (bad) {
+		fprintf(stderr, "%s: bad value for %s: %s\n", progname, arg,
+		    val);
+		exit(1);
+	}
+	if (start_parallel > max_conns) {
+		fprintf(stderr, "%s: parallel may be at most %lld (open file "
+		    "limit)\n", progname, max_conns);
+		exit(1);
+	}
+}
+
+/*
+ * url_why: why a URL was refused, in this tool's words where they differ
+ * from http_url_why()'s.
+ */
+static const char *
+url_why(enum http_url_err err)
+{
+	switch (err) {
+	case URL_SPACE:
+		return "white space or control characters in URL";
+	case URL_SCHEME:
+		return "unknown protocol (only http:// is supported)";
+	case URL_HOST:
+	case URL_USERINFO:
+		return "bad host";
+	default:
+		return http_url_why(err);
+	}
+}
+
+/*
+ * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST with
+ * listen's resolver (IPv4 first, as the original) and formats the request
+ * once.  Returns 0, or -1 with *why set to a static reason.
  */
 static int
 url_load(struct url *u, const char *s, const char **why)
@@ -272,14 +389,19 @@ url_load(struct url *u, const char *s, const char **why)
 
 	memset(u, 0, sizeof(*u));
 	if ((err = http_url_parse(s, &hu)) != URL_OK) {
-		*why = url_errs[err];
+		*why = url_why(err);
 		return -1;
 	}
 	http_host_header(&hu, hosthdr, sizeof(hosthdr));
 	snprintf(port, sizeof(port), "%d", hu.u_port);
-	if (resolve_v4_first(hu.u_host, port, hu.u_v6 ? AI_NUMERICHOST : 0,
-	    &u->u_sa, &u->u_salen, why) == -1)
+	if (addr_resolve(hu.u_host, port, 0, &u->u_sa, &u->u_salen,
+	    why) == -1)
 		return -1;
+	/* Brackets hold an IPv6 literal, never a name. */
+	if (hu.u_v6 && u->u_sa.ss_family != AF_INET6) {
+		*why = gai_strerror(EAI_NONAME);
+		return -1;
+	}
 
 	n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n"
 	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", hu.u_path, hosthdr,
@@ -356,25 +478,16 @@ read_url_file(const char *path)
 
 /*
  * fetch_error: reports one failed fetch on stderr as "URL: message"; only
- * the first ERRORS_SHOWN are shown unless -verbose.
+ * the first LG_ERRORS_SHOWN are shown unless -verbose.
  */
 static void
 fetch_error(struct conn *c, const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (!do_verbose && errors_shown > ERRORS_SHOWN)
-		return;
-	if (!do_verbose && errors_shown++ == ERRORS_SHOWN) {
-		fprintf(stderr, "%s: further errors not shown (use -verbose)\n",
-		    progname);
-		return;
-	}
-	fprintf(stderr, "%s: ", c->c_url->u_str);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	lg_verror(&run, c->c_url->u_str, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /*
@@ -395,32 +508,12 @@ conn_new(void)
 			fprintf(stderr, "%s: out of memory\n", progname);
 			exit(1);
 		}
-		evtimer_assign(&c->c_wake, base, conn_wake_cb, c);
+		lg_slot_init(&c->c_slot, &run, conn_cb, conn_woke, c);
 	}
 	c->c_next = c->c_prev = NULL;
-	c->c_fd = -1;
-	c->c_watch = 0;
 	c->c_state = CS_SENDING;
 	conns_open++;
 	return c;
-}
-
-/*
- * conn_watch: makes c_ev wait for what (EV_READ, EV_WRITE, or 0 for
- * nothing), with the idle timeout.  A no-op when it already does.
- */
-static void
-conn_watch(struct conn *c, short what)
-{
-	if (c->c_watch == what)
-		return;
-	if (c->c_watch != 0)
-		event_del(&c->c_ev);
-	c->c_watch = what;
-	if (what == 0)
-		return;
-	event_assign(&c->c_ev, base, c->c_fd, what | EV_PERSIST, conn_cb, c);
-	event_add(&c->c_ev, idle_tv);
 }
 
 /*
@@ -434,14 +527,7 @@ conn_close(struct conn *c)
 		return;
 	if (c->c_state == CS_IDLE)
 		idle_remove(c);
-	conn_watch(c, 0);
-	event_del(&c->c_wake);
-	if (c->c_fd != -1)
-		close(c->c_fd);
-	c->c_fd = -1;
-	free(c->c_head);
-	c->c_head = NULL;
-	c->c_headlen = 0;
+	lg_slot_close(&c->c_slot);
 	c->c_state = CS_FREE;
 	c->c_next = free_conns;
 	free_conns = c;
@@ -484,11 +570,8 @@ fetch_begin(struct conn *c, struct url *u)
 	c->c_did_response = 0;
 	c->c_woff = 0;
 	c->c_rbytes = 0;
-	c->c_headlen = 0;
-	c->c_status = 0;
+	http_frame_init(&c->c_frame, 0);
 	c->c_close = !do_keepalive;
-	c->c_clen = -1;
-	c->c_body = 0;
 	c->c_sum = UINT64_C(14695981039346656037);
 	c->c_state = CS_SENDING;
 	num_active++;
@@ -504,27 +587,17 @@ static void
 conn_connect(struct conn *c)
 {
 	struct url	*u = c->c_url;
-	int		 one = 1;
+	const char	*step;
 
-	c->c_connected = 0;
-	c->c_reused = 0;
 	c->c_woff = 0;		/* a redial sends the request again */
 	c->c_connect_us = now_us();
-	c->c_fd = socket(u->u_sa.ss_family,
-	    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->c_fd == -1) {
-		fetch_error(c, "socket: %s", strerror(errno));
-		fetch_end(c, FE_CONNFAIL);
-		return;
-	}
 	/* A kept connection must not hold a request back behind Nagle. */
-	if (do_keepalive)
-		setsockopt(c->c_fd, IPPROTO_TCP, TCP_NODELAY, &one,
-		    sizeof(one));
-	if (connect(c->c_fd, (struct sockaddr *)&u->u_sa, u->u_salen) == 0)
-		c->c_connected = 1;
-	else if (errno != EINPROGRESS) {
-		fetch_error(c, "%s", strerror(errno));
+	if (lg_slot_dial(&c->c_slot, (struct sockaddr *)&u->u_sa, u->u_salen,
+	    do_keepalive, 0, &step) == -1) {
+		if (strcmp(step, "socket") == 0)
+			fetch_error(c, "socket: %s", strerror(errno));
+		else
+			fetch_error(c, "%s", strerror(errno));
 		fetch_end(c, FE_CONNFAIL);
 		return;
 	}
@@ -539,45 +612,40 @@ conn_connect(struct conn *c)
 static void
 conn_send(struct conn *c)
 {
+	struct lg_slot	*s = &c->c_slot;
 	struct url	*u = c->c_url;
 	ssize_t		 n;
 
-	n = send(c->c_fd, u->u_req + c->c_woff, u->u_reqlen - c->c_woff,
+	n = send(s->ls_fd, u->u_req + c->c_woff, u->u_reqlen - c->c_woff,
 	    MSG_NOSIGNAL);
 	if (n == -1) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-			conn_watch(c, EV_WRITE);
-			return;
-		}
-		if (!c->c_connected) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			lg_slot_watch(s, EV_WRITE, idle_tv);
+		else if (!s->ls_connected) {
 			fetch_error(c, "%s", strerror(errno));
 			fetch_end(c, FE_CONNFAIL);
-		} else if (c->c_reused && c->c_woff == 0) {
-			/* The server dropped the kept connection: redial. */
-			conn_watch(c, 0);
-			close(c->c_fd);
-			c->c_fd = -1;
-			conn_connect(c);
-		} else {
+		} else if (c->c_woff == 0 && lg_slot_redial(s))
+			conn_connect(c);	/* the server let it go */
+		else {
 			fetch_error(c, "send: %s", strerror(errno));
 			fetch_end(c, FE_SHORT);
 		}
 		return;
 	}
-	if (!c->c_connected) {
-		c->c_connected = 1;
+	if (!s->ls_connected) {
+		s->ls_connected = 1;
 		c->c_request_us = now_us();
-	} else if (c->c_woff == 0 && c->c_reused)
+	} else if (c->c_woff == 0 && s->ls_done > 0)
 		c->c_request_us = c->c_start_us;
 	else if (c->c_woff == 0)
 		c->c_request_us = now_us();
 	c->c_woff += (size_t)n;
 	if (c->c_woff < u->u_reqlen) {
-		conn_watch(c, EV_WRITE);
+		lg_slot_watch(s, EV_WRITE, idle_tv);
 		return;
 	}
-	c->c_state = CS_HEAD;
-	conn_watch(c, EV_READ);
+	c->c_state = CS_READING;
+	lg_slot_watch(s, EV_READ, idle_tv);
 }
 
 /* conn_cb: every socket event and idle timeout of a connection. */
@@ -600,8 +668,7 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	case CS_SENDING:
 		conn_send(c);
 		break;
-	case CS_HEAD:
-	case CS_BODY:
+	case CS_READING:
 		conn_read(c);
 		break;
 	case CS_IDLE:
@@ -614,43 +681,34 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* conn_wake_cb: a throttle pause is over; read again. */
+/* conn_woke: a throttle pause of conn arg is over; read again. */
 static void
-conn_wake_cb(evutil_socket_t fd, short what, void *arg)
+conn_woke(void *arg)
 {
 	struct conn	*c = arg;
 
-	(void)fd;
-	(void)what;
 	if (c->c_state != CS_PAUSED)
 		return;
-	c->c_state = c->c_headlen > 0 || c->c_status == 0 ? CS_HEAD : CS_BODY;
-	conn_watch(c, EV_READ);
+	c->c_state = CS_READING;
+	lg_slot_watch(&c->c_slot, EV_READ, idle_tv);
 }
 
 /*
- * conn_read: one read (bounded work per callback), fed to the parser; ends
+ * conn_read: one read (bounded work per callback), fed to the framer; ends
  * the fetch on a complete response, EOF or error, and pauses a throttled
  * connection that is ahead of its rate.
  */
 static void
 conn_read(struct conn *c)
 {
-	struct timeval	tv;
-	ssize_t		n;
-	int64_t		now, due;
-	int		r;
+	ssize_t	n;
 
-	n = recv(c->c_fd, rbuf, read_max, 0);
+	n = recv(c->c_slot.ls_fd, run.lr_rbuf, read_max, 0);
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR))
 		return;
-	if (n <= 0 && c->c_reused && c->c_rbytes == 0) {
-		/* A kept connection closed under us before answering. */
-		conn_watch(c, 0);
-		close(c->c_fd);
-		c->c_fd = -1;
-		conn_connect(c);
+	if (n <= 0 && c->c_rbytes == 0 && lg_slot_redial(&c->c_slot)) {
+		conn_connect(c);	/* closed under us before answering */
 		return;
 	}
 	if (n == -1) {
@@ -659,7 +717,7 @@ conn_read(struct conn *c)
 		return;
 	}
 	if (n == 0) {
-		if (c->c_state == CS_BODY && c->c_mode == BODY_CLOSE)
+		if (http_frame_eof(&c->c_frame))
 			fetch_end(c, FE_OK);
 		else {
 			fetch_error(c, "connection closed before the end of "
@@ -673,37 +731,43 @@ conn_read(struct conn *c)
 		c->c_response_us = now_us();
 	}
 	c->c_rbytes += n;
-	if ((r = conn_feed(c, rbuf, (size_t)n)) == -1) {
+	(void)http_frame_feed(&c->c_frame, run.lr_rbuf, (size_t)n,
+	    do_checksum ? body_sum : NULL, c);
+	if (c->c_frame.hf_state == HF_ERROR) {
 		fetch_error(c, "malformed response");
 		c->c_close = 1;
 		fetch_end(c, FE_SHORT);
-		return;
-	}
-	if (r == 1) {
+	} else if (c->c_frame.hf_state == HF_DONE)
 		fetch_end(c, FE_OK);
-		return;
-	}
-	if (do_throttle) {
-		/* Ahead of the rate: sleep until the bytes read are due. */
-		now = now_us();
-		due = c->c_start_us +
-		    (int64_t)((double)c->c_rbytes / throttle * 1e6);
-		if (due > now) {
-			tv.tv_sec = (time_t)((due - now) / 1000000);
-			tv.tv_usec = (suseconds_t)((due - now) % 1000000);
-			c->c_state = CS_PAUSED;
-			conn_watch(c, 0);
-			evtimer_add(&c->c_wake, &tv);
-		}
-	}
+	else if (do_throttle)
+		conn_throttle(c);
 }
 
-/* body_sum: folds body bytes into the fetch's FNV-1a checksum. */
+/* conn_throttle: pauses c until the bytes it has read are due. */
 static void
-body_sum(struct conn *c, const char *buf, size_t len)
+conn_throttle(struct conn *c)
 {
-	uint64_t	h = c->c_sum;
-	size_t		i;
+	struct timeval	tv;
+	int64_t		now, due;
+
+	now = now_us();
+	due = c->c_start_us + (int64_t)((double)c->c_rbytes / throttle * 1e6);
+	if (due <= now)
+		return;
+	tv.tv_sec = (time_t)((due - now) / 1000000);
+	tv.tv_usec = (suseconds_t)((due - now) % 1000000);
+	c->c_state = CS_PAUSED;
+	lg_slot_watch(&c->c_slot, 0, NULL);
+	lg_slot_pause(&c->c_slot, &tv);
+}
+
+/* body_sum: folds body bytes into the FNV-1a checksum of conn arg. */
+static void
+body_sum(void *arg, const char *buf, size_t len)
+{
+	struct conn	*c = arg;
+	uint64_t	 h = c->c_sum;
+	size_t		 i;
 
 	for (i = 0; i < len; i++) {
 		h ^= (unsigned char)buf[i];
@@ -712,112 +776,11 @@ body_sum(struct conn *c, const char *buf, size_t len)
 	c->c_sum = h;
 }
 
-/*
- * body_feed: consumes body bytes in the current framing.  Returns 1 when
- * the body is complete, 0 for more, -1 on bad chunked framing.
- */
-static int
-body_feed(struct conn *c, const char *buf, size_t len)
+/* url_pick: a URL of the file at random. */
+static struct url *
+url_pick(void)
 {
-	size_t	n, data;
-	int	r;
-
-	switch (c->c_mode) {
-	case BODY_LENGTH:
-		n = (uint64_t)(c->c_clen - c->c_body) < len ?
-		    (size_t)(c->c_clen - c->c_body) : len;
-		if (do_checksum)
-			body_sum(c, buf, n);
-		c->c_body += (int64_t)n;
-		if (c->c_body == c->c_clen)
-			c->c_mode = BODY_DONE;
-		break;
-	case BODY_CHUNKED:
-		while (len > 0 && c->c_chunk.ch_state != CH_DONE) {
-			if ((r = chunk_step(&c->c_chunk, buf, len, &data)) == -1)
-				return -1;
-			if (data > 0) {
-				if (do_checksum)
-					body_sum(c, buf, data);
-				c->c_body += (int64_t)data;
-			}
-			buf += r;
-			len -= (size_t)r;
-		}
-		if (c->c_chunk.ch_state == CH_DONE)
-			c->c_mode = BODY_DONE;
-		break;
-	case BODY_CLOSE:
-		if (do_checksum)
-			body_sum(c, buf, len);
-		c->c_body += (int64_t)len;
-		break;
-	case BODY_DONE:
-		break;
-	}
-	return c->c_mode == BODY_DONE;
-}
-
-/*
- * conn_feed: consumes len bytes read from c: the head (in place when it
- * arrived whole, else gathered in c_head), then the body.  Returns 1 when
- * the response is complete, 0 for more, -1 if malformed.
- */
-static int
-conn_feed(struct conn *c, const char *buf, size_t len)
-{
-	struct http_head h;
-	const char	*hb;
-	char		*nh;
-	size_t		 end, old;
-
-	while (c->c_state == CS_HEAD) {
-		if (c->c_headlen == 0 && (end = head_end(buf, len)) > 0) {
-			hb = buf;
-			old = 0;
-		} else {
-			old = c->c_headlen;
-			if (old + len > HEAD_MAX)
-				return -1;
-			if ((nh = realloc(c->c_head, old + len)) == NULL)
-				return -1;
-			c->c_head = nh;
-			memcpy(nh + old, buf, len);
-			c->c_headlen += len;
-			if ((end = head_end(nh, c->c_headlen)) == 0)
-				return 0;
-			hb = nh;
-		}
-		if (head_parse(hb, end, &h) == -1)
-			return -1;
-		buf += end - old;
-		len -= end - old;
-		free(c->c_head);
-		c->c_head = NULL;
-		c->c_headlen = 0;
-		if (h.h_status >= 100 && h.h_status < 200) {
-			if (len == 0)
-				return 0;
-			continue;	/* interim response: the real one follows */
-		}
-		c->c_status = h.h_status;
-		if (h.h_close)
-			c->c_close = 1;
-		c->c_state = CS_BODY;
-		if (h.h_status == 204 || h.h_status == 304)
-			c->c_mode = BODY_DONE;
-		else if (h.h_chunked) {
-			c->c_mode = BODY_CHUNKED;
-			memset(&c->c_chunk, 0, sizeof(c->c_chunk));
-		} else if (h.h_clen >= 0) {
-			c->c_clen = h.h_clen;
-			c->c_mode = h.h_clen == 0 ? BODY_DONE : BODY_LENGTH;
-		} else {
-			c->c_mode = BODY_CLOSE;
-			c->c_close = 1;
-		}
-	}
-	return body_feed(c, buf, len);
+	return nurls == 1 ? &urls[0] : &urls[(size_t)random() % nurls];
 }
 
 /*
@@ -830,20 +793,19 @@ fetch_start(void)
 	struct conn	*c;
 	struct url	*u;
 
-	u = nurls == 1 ? &urls[0] : &urls[(size_t)random() % nurls];
-	fetches_started++;
+	u = url_pick();
+	run.lr_started++;
 	if ((c = idle_conns) != NULL) {
 		idle_remove(c);
 		fetch_begin(c, u);
-		c->c_reused = 1;
 		conn_send(c);
 		return;
 	}
 	if ((c = conn_new()) == NULL) {
 		fprintf(stderr, "%s: ran out of connection slots (%lld)\n",
 		    progname, max_conns);
-		fetches_started--;
-		stop();
+		run.lr_started--;
+		lg_stop(&run);
 		return;
 	}
 	fetch_begin(c, u);
@@ -858,17 +820,43 @@ fetch_start(void)
 static void
 fetch_end(struct conn *c, enum fetch_end how)
 {
-	struct url	*u = c->c_url;
-	int64_t		 d;
-
 	num_active--;
-	fetches_completed++;
-	total_bytes += c->c_body;
+	total_bytes += (long long)c->c_frame.hf_body;
 	if (how == FE_CONNFAIL)
 		total_connfails++;
 	if (how == FE_TIMEOUT)
 		total_timeouts++;
-	if (c->c_connected && !c->c_reused) {
+	fetch_times(c);
+	lg_status(&run, c->c_frame.hf_status);
+	if (how != FE_CONNFAIL)
+		fetch_check(c);
+	lg_ended(&run);
+	if (how == FE_OK)
+		c->c_slot.ls_done++;
+
+	if (how != FE_OK || c->c_close || c->c_frame.hf_close ||
+	    run.lr_stopping)
+		conn_close(c);
+	else if (start_parallel > 0 && lg_more(&run)) {
+		/* Straight on to the next fetch, same connection. */
+		fetch_begin(c, url_pick());
+		run.lr_started++;
+		conn_send(c);
+		return;
+	} else if (start_rate > 0)
+		idle_push(c);
+	else
+		conn_close(c);
+	refill();
+}
+
+/* fetch_times: adds c's connect and first-response times to the stats. */
+static void
+fetch_times(const struct conn *c)
+{
+	int64_t	d;
+
+	if (c->c_slot.ls_connected && c->c_slot.ls_done == 0) {
 		d = c->c_request_us - c->c_connect_us;
 		total_connect_us += d;
 		if (connects_completed == 0 || d > max_connect_us)
@@ -886,46 +874,35 @@ fetch_end(struct conn *c, enum fetch_end how)
 			min_response_us = d;
 		responses_completed++;
 	}
-	if (c->c_status > 0 && c->c_status < 1000)
-		status_counts[c->c_status]++;
-	if (how != FE_CONNFAIL) {
-		if (do_checksum) {
-			if (!u->u_got_sum) {
-				u->u_sum = c->c_sum;
-				u->u_got_sum = 1;
-			} else if (c->c_sum != u->u_sum) {
-				fetch_error(c, "checksum wrong");
-				total_badsums++;
-			}
-		} else {
-			if (!u->u_got_bytes) {
-				u->u_bytes = c->c_body;
-				u->u_got_bytes = 1;
-			} else if (c->c_body != u->u_bytes) {
-				fetch_error(c, "byte count wrong");
-				total_badbytes++;
-			}
+}
+
+/*
+ * fetch_check: compares c's body with the first fetch of its URL: the
+ * checksum with -checksum, else the byte count.
+ */
+static void
+fetch_check(struct conn *c)
+{
+	struct url	*u = c->c_url;
+	int64_t		 bytes = (int64_t)c->c_frame.hf_body;
+
+	if (do_checksum) {
+		if (!u->u_got_sum) {
+			u->u_sum = c->c_sum;
+			u->u_got_sum = 1;
+		} else if (c->c_sum != u->u_sum) {
+			fetch_error(c, "checksum wrong");
+			total_badsums++;
+		}
+	} else {
+		if (!u->u_got_bytes) {
+			u->u_bytes = bytes;
+			u->u_got_bytes = 1;
+		} else if (bytes != u->u_bytes) {
+			fetch_error(c, "byte count wrong");
+			total_badbytes++;
 		}
 	}
-
-	if (end_fetches > 0 && fetches_completed >= end_fetches)
-		stop();
-	if (how != FE_OK || c->c_close || stopping)
-		conn_close(c);
-	else if (start_parallel > 0 &&
-	    (end_fetches == 0 || fetches_started < end_fetches)) {
-		/* Straight on to the next fetch, same connection. */
-		fetch_begin(c, nurls == 1 ? &urls[0] :
-		    &urls[(size_t)random() % nurls]);
-		fetches_started++;
-		c->c_reused = 1;
-		conn_send(c);
-		return;
-	} else if (start_rate > 0)
-		idle_push(c);
-	else
-		conn_close(c);
-	refill();
 }
 
 /*
@@ -939,20 +916,27 @@ refill(void)
 	if (start_parallel == 0 || refilling)
 		return;
 	refilling = 1;
-	while (!stopping && num_active < start_parallel &&
-	    (end_fetches == 0 || fetches_started < end_fetches))
+	while (num_active < start_parallel && lg_more(&run))
 		fetch_start();
 	refilling = 0;
 }
 
-/* stop: ends the run after the current callback; in-flight fetches drop. */
+/* start: the first fetches, by rate or to -parallel. */
 static void
-stop(void)
+start(void *arg)
 {
-	if (stopping)
-		return;
-	stopping = 1;
-	event_base_loopbreak(base);
+	(void)arg;
+	if (start_rate > 0) {
+		if ((rate_ev = evtimer_new(run.lr_base, rate_cb, NULL)) ==
+		    NULL) {
+			fprintf(stderr, "%s: out of memory\n", progname);
+			exit(1);
+		}
+		rate_interval_us = 1000000 / start_rate;
+		rate_next_us = run.lr_start_us;
+		rate_cb(-1, EV_TIMEOUT, NULL);
+	} else
+		refill();
 }
 
 /*
@@ -969,8 +953,8 @@ rate_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 	now = now_us();
-	while (!stopping && rate_next_us <= now) {
-		if (end_fetches > 0 && fetches_started >= end_fetches)
+	while (!run.lr_stopping && rate_next_us <= now) {
+		if (!lg_more(&run))
 			return;
 		fetch_start();
 		step = rate_interval_us;
@@ -979,50 +963,38 @@ rate_cb(evutil_socket_t fd, short what, void *arg)
 			    (int64_t)(random() % (step / 5 + 1));
 		rate_next_us += step;
 	}
-	if (stopping)
+	if (run.lr_stopping)
 		return;
 	tv.tv_sec = (rate_next_us - now) / 1000000;
 	tv.tv_usec = (rate_next_us - now) % 1000000;
 	evtimer_add(rate_ev, &tv);
 }
 
-/* end_cb: -seconds is up. */
+/* progress: the -verbose report, the original's fields. */
 static void
-end_cb(evutil_socket_t fd, short what, void *arg)
+progress(void *arg)
 {
-	(void)fd;
-	(void)what;
-	(void)arg;
-	stop();
-}
-
-/* progress_cb: the -verbose report, the original's fields. */
-static void
-progress_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
 	(void)arg;
 	fprintf(stderr, "--- %g secs, %lld fetches started, %lld completed, "
-	    "%lld current\n", (double)(now_us() - start_us) / 1e6,
-	    fetches_started, fetches_completed, num_active);
+	    "%lld current\n", (double)(now_us() - run.lr_start_us) / 1e6,
+	    run.lr_started, run.lr_ended, num_active);
 }
 
 /* report: prints the summary, line for line as the original. */
 static void
-report(int64_t end_us)
+report(void)
 {
-	double	elapsed = (double)(end_us - start_us) / 1e6;
+	double	elapsed = (double)(run.lr_end_us - run.lr_start_us) / 1e6;
 	int	i;
 
 	printf("%lld fetches, %lld max parallel, %g bytes, in %g seconds\n",
-	    fetches_completed, max_parallel, (double)total_bytes, elapsed);
-	if (fetches_completed > 0)
+	    run.lr_ended, max_parallel, (double)total_bytes, elapsed);
+	if (run.lr_ended > 0)
 		printf("%g mean bytes/connection\n",
-		    (double)total_bytes / (double)fetches_completed);
+		    (double)total_bytes / (double)run.lr_ended);
 	if (elapsed > 0.01)
 		printf("%g fetches/sec, %g bytes/sec\n",
-		    (double)fetches_completed / elapsed,
+		    (double)run.lr_ended / elapsed,
 		    (double)total_bytes / elapsed);
 	if (connects_completed > 0)
 		printf("msecs/connect: %g mean, %g max, %g min\n",
@@ -1044,194 +1016,45 @@ report(int64_t end_us)
 	} else if (total_badbytes != 0)
 		printf("%lld bad byte counts\n", total_badbytes);
 	printf("HTTP response codes:\n");
-	for (i = 0; i < 1000; i++)
-		if (status_counts[i] > 0)
-			printf("  code %03d -- %lld\n", i, status_counts[i]);
+	for (i = 0; i < LG_STATUS_MAX; i++)
+		if (run.lr_status[i] > 0)
+			printf("  code %03d -- %lld\n", i, run.lr_status[i]);
 	fflush(stdout);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct event_config	*cfg;
-	struct event		*end_ev = NULL, *progress_ev = NULL;
-	struct timeval		 tv;
-	const char		*url_file;
-	double			 secs;
-	int			 argn, o;
-	long long		 v;
+	struct timeval	 tv;
+	const char	*url_file, *why;
 
-	max_conns = fd_budget(RESERVED_FDS);
-
-	for (argn = 1; argn < argc && argv[argn][0] == '-' &&
-	    argv[argn][1] != '\0'; argn++) {
-		const char *arg = argv[argn];
-		const char *val = argn + 1 < argc ? argv[argn + 1] : NULL;
-
-		o = opt_match(arg);
-		switch (o) {
-		case OPT_CHECKSUM:
-			do_checksum = 1;
-			continue;
-		case OPT_THROTTLE:
-			do_throttle = 1;
-			continue;
-		case OPT_VERBOSE:
-			do_verbose = 1;
-			continue;
-		case OPT_JITTER:
-			do_jitter = 1;
-			continue;
-		case OPT_KEEPALIVE:
-			do_keepalive = 1;
-			continue;
-		case OPT_HELP:
-			usage(stdout, 0);
-			break;
-		case -1:
-			fprintf(stderr, "%s: unknown option %s\n", progname,
-			    arg);
-			usage(stderr, 1);
-			break;
-		default:
-			break;
-		}
-		/* The rest take a value. */
-		if (val == NULL) {
-			fprintf(stderr, "%s: %s needs a value\n", progname, arg);
-			usage(stderr, 1);
-		}
-		argn++;
-		switch (o) {
-		case OPT_THROTTLE_N:
-			if (parse_int(val, 1, INT_MAX, &v) == -1)
-				goto badval;
-			do_throttle = 1;
-			throttle = (double)v;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_secs(val, 1e7, &idle_secs) == -1)
-				goto badval;
-			break;
-		case OPT_PARALLEL:
-			if (start_rate > 0 || start_parallel > 0)
-				goto twostart;
-			if (parse_int(val, 1, LLONG_MAX, &v) == -1)
-				goto badval;
-			if (v > max_conns) {
-				fprintf(stderr, "%s: parallel may be at most "
-				    "%lld (open file limit)\n", progname,
-				    max_conns);
-				exit(1);
-			}
-			start_parallel = v;
-			break;
-		case OPT_RATE:
-			if (start_rate > 0 || start_parallel > 0)
-				goto twostart;
-			if (parse_int(val, 1, RATE_MAX, &v) == -1)
-				goto badval;
-			start_rate = v;
-			break;
-		case OPT_FETCHES:
-			if (end_fetches > 0 || end_seconds > 0)
-				goto twoend;
-			if (parse_int(val, 1, LLONG_MAX, &v) == -1)
-				goto badval;
-			end_fetches = v;
-			break;
-		case OPT_SECONDS:
-			if (end_fetches > 0 || end_seconds > 0)
-				goto twoend;
-			if (parse_secs(val, 1e7, &secs) == -1)
-				goto badval;
-			end_seconds = secs;
-			break;
-		}
-		continue;
-badval:
-		fprintf(stderr, "%s: bad value for %s: %s\n", progname, arg,
-		    val);
-		exit(1);
-twostart:
-		fprintf(stderr, "%s: only one of -parallel and -rate\n",
-		    progname);
-		usage(stderr, 1);
-twoend:
-		fprintf(stderr, "%s: only one of -fetches and -seconds\n",
-		    progname);
-		usage(stderr, 1);
-	}
-	if (argn + 1 != argc) {
-		fprintf(stderr, "%s: exactly one url_file expected\n",
-		    progname);
-		usage(stderr, 1);
-	}
-	if ((start_parallel == 0 && start_rate == 0) ||
-	    (end_fetches == 0 && end_seconds == 0)) {
-		fprintf(stderr, "%s: a start and an end specifier are "
-		    "required\n", progname);
-		usage(stderr, 1);
-	}
-	if (do_jitter && start_rate == 0) {
-		fprintf(stderr, "%s: -jitter needs -rate\n", progname);
-		usage(stderr, 1);
-	}
-	url_file = argv[argn];
+	max_conns = lg_fd_budget();
+	url_file = parse_args(argc, argv);
 	read_url_file(url_file);
 
-	signal(SIGPIPE, SIG_IGN);
-	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	if (lg_init(&run, progname, RBUF_SIZE, &why) == -1) {
+		fprintf(stderr, "%s: %s\n", progname, why);
+		return 1;
+	}
 	read_max = RBUF_SIZE;
 	if (do_throttle && throttle / 2 < RBUF_SIZE)
 		read_max = throttle / 2 >= 1 ? (size_t)(throttle / 2) : 1;
-	if ((rbuf = malloc(RBUF_SIZE)) == NULL) {
+	tv = secs_tv(idle_secs);
+	idle_tv = event_base_init_common_timeout(run.lr_base, &tv);
+	run.lr_count = end_fetches;
+	run.lr_seconds = end_seconds;
+	run.lr_show_all = do_verbose;
+	run.lr_hidden_note = "further errors not shown (use -verbose)";
+	if (do_verbose) {
+		run.lr_tick_secs = PROGRESS_SECS;
+		run.lr_tick = progress;
+	}
+
+	if (lg_run(&run, start, NULL) == -1) {
 		fprintf(stderr, "%s: out of memory\n", progname);
 		return 1;
 	}
-
-	/* One thread: libevent needs no locks. */
-	if ((cfg = event_config_new()) == NULL)
-		return 1;
-	event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
-	base = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	if (base == NULL) {
-		fprintf(stderr, "%s: cannot create the event loop\n",
-		    progname);
-		return 1;
-	}
-	tv = secs_tv(idle_secs);
-	idle_tv = event_base_init_common_timeout(base, &tv);
-
-	start_us = now_us();
-	if (end_seconds > 0) {
-		end_ev = evtimer_new(base, end_cb, NULL);
-		tv = secs_tv(end_seconds);
-		evtimer_add(end_ev, &tv);
-	}
-	if (do_verbose) {
-		progress_ev = event_new(base, -1, EV_PERSIST, progress_cb,
-		    NULL);
-		tv.tv_sec = PROGRESS_SECS;
-		tv.tv_usec = 0;
-		event_add(progress_ev, &tv);
-	}
-	if (start_rate > 0) {
-		rate_ev = evtimer_new(base, rate_cb, NULL);
-		rate_interval_us = 1000000 / start_rate;
-		rate_next_us = start_us;
-		rate_cb(-1, EV_TIMEOUT, NULL);
-	} else
-		refill();
-
-	if (!stopping)
-		event_base_dispatch(base);
-	report(now_us());
-	if (end_ev != NULL)
-		event_free(end_ev);
-	if (progress_ev != NULL)
-		event_free(progress_ev);
+	report();
 	if (rate_ev != NULL)
 		event_free(rate_ev);
 	return 0;

@@ -1,16 +1,14 @@
 /*
- * toolutil.c: option parsing, clocks, the open file limit and address
- * resolution shared by the tools.  Nothing here prints or exits: every
- * failure is returned, so each tool keeps its own messages.
+ * toolutil.c: option parsing, clocks and the open file limit shared by the
+ * tools.  Nothing here prints or exits: every failure is returned, so each
+ * tool keeps its own messages.  Addresses are src/listen.c's business.
  */
 #include <sys/types.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <ctype.h>
 #include <errno.h>
-#include <netdb.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,38 +103,4 @@ fd_budget(long long reserved)
 	} else
 		n = 1024 - reserved;
 	return n < 1 ? 1 : n;
-}
-
-/*
- * resolve_v4_first: resolves host and port (getaddrinfo() flags as given)
- * to one stream address, the first IPv4 one if there is any, as the
- * original http_load did, and copies it to *sa and *salen.  Returns 0, or
- * -1 with *why set to getaddrinfo()'s static reason.
- */
-int
-resolve_v4_first(const char *host, const char *port, int flags,
-    struct sockaddr_storage *sa, socklen_t *salen, const char **why)
-{
-	struct addrinfo	 hints, *res, *ai, *pick;
-	int		 gai;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	/* No AI_ADDRCONFIG: a host with only loopback must still resolve. */
-	hints.ai_flags = flags;
-	if ((gai = getaddrinfo(host, port, &hints, &res)) != 0) {
-		*why = gai_strerror(gai);
-		return -1;
-	}
-	pick = res;
-	for (ai = res; ai != NULL; ai = ai->ai_next)
-		if (ai->ai_family == AF_INET) {
-			pick = ai;
-			break;
-		}
-	memcpy(sa, pick->ai_addr, pick->ai_addrlen);
-	*salen = pick->ai_addrlen;
-	freeaddrinfo(res);
-	return 0;
 }

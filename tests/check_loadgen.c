@@ -1,0 +1,374 @@
+/*
+ * check_loadgen.c: the load generators' run and client slot on a real
+ * event loop and real loopback sockets: counts, timers, the error cap,
+ * dialling with SO_RCVBUF, watching, pausing, redialling, and dials that
+ * fail.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/loadgen.h"
+#include "tools/toolutil.h"
+
+/* What the callbacks saw. */
+static int	 ticks, woke, io_events;
+static short	 io_what;
+
+/* A run ready to go, torn down by run_done(). */
+static struct lg_run	run;
+
+/* The fixture: a fresh run before each test, the callbacks' counts zero. */
+static void
+run_setup(void)
+{
+	const char	*why = NULL;
+
+	ck_assert_int_eq(lg_init(&run, "check_loadgen", 4096, &why), 0);
+	ticks = woke = io_events = 0;
+	io_what = 0;
+}
+
+/* The fixture's end: the run's loop and buffer freed. */
+static void
+run_done(void)
+{
+	lg_free(&run);
+}
+
+/* A start callback that starts nothing. */
+static void
+start_nothing(void *arg)
+{
+	(void)arg;
+}
+
+/* A start callback that stops the run at once. */
+static void
+start_stop(void *arg)
+{
+	lg_stop(arg);
+}
+
+/* A tick callback that counts. */
+static void
+count_tick(void *arg)
+{
+	(void)arg;
+	ticks++;
+}
+
+/* A woke callback that counts and ends the loop. */
+static void
+count_woke(void *arg)
+{
+	(void)arg;
+	woke++;
+	lg_stop(&run);
+}
+
+/* Records a slot event and ends the loop. */
+static void
+record_io(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	io_events++;
+	io_what = what;
+	lg_stop(&run);
+}
+
+/* A loopback listener on a free port; its address goes to sin. */
+static int
+listener(struct sockaddr_in *sin)
+{
+	socklen_t	len = sizeof(*sin);
+	int		fd;
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)sin, sizeof(*sin)), 0);
+	ck_assert_int_eq(listen(fd, 8), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)sin, &len), 0);
+	return fd;
+}
+
+/* Runs the loop for at most secs, the run's stop ending it sooner. */
+static void
+run_for(double secs)
+{
+	run.lr_stopping = 0;
+	run.lr_seconds = secs;
+	ck_assert_int_eq(lg_run(&run, start_nothing, NULL), 0);
+}
+
+/*
+ * Makes lg_verror() print n errors with stderr sent to a file; returns
+ * how many lines it printed.
+ */
+static int
+error_lines(int n)
+{
+	FILE	*tmp = tmpfile();
+	char	 line[256];
+	int	 saved, i, lines = 0;
+
+	ck_assert_ptr_nonnull(tmp);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	dup2(fileno(tmp), STDERR_FILENO);
+	for (i = 1; i <= n; i++)
+		lg_error(&run, "prefix", "error %d", i);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	while (fgets(line, sizeof(line), tmp) != NULL)
+		lines++;
+	fclose(tmp);
+	return lines;
+}
+
+START_TEST(count_and_status)
+{
+	run.lr_count = 3;
+	ck_assert(lg_more(&run));
+	run.lr_started = 3;
+	ck_assert(!lg_more(&run));
+	lg_ended(&run);
+	lg_ended(&run);
+	ck_assert(!run.lr_stopping);
+	lg_ended(&run);
+	ck_assert(run.lr_stopping);
+	lg_status(&run, 200);
+	lg_status(&run, 200);
+	lg_status(&run, 0);
+	lg_status(&run, LG_STATUS_MAX);
+	lg_status(&run, -1);
+	ck_assert_int_eq(run.lr_status[200], 2);
+	ck_assert_int_eq(run.lr_status[0], 0);
+}
+END_TEST
+
+START_TEST(seconds_and_tick)
+{
+	run.lr_tick_secs = 0.01;
+	run.lr_tick = count_tick;
+	run_for(0.055);
+	/* libevent times from its cached clock: allow a few ms early. */
+	ck_assert_int_ge(run.lr_end_us - run.lr_start_us, 50000);
+	ck_assert_int_lt(run.lr_end_us - run.lr_start_us, 2000000);
+	ck_assert_int_ge(ticks, 1);
+	ck_assert_int_le(ticks, 6);
+	ck_assert(!run.lr_limit_hit);
+}
+END_TEST
+
+START_TEST(errors_capped)
+{
+	ck_assert_int_eq(error_lines(LG_ERRORS_SHOWN), LG_ERRORS_SHOWN);
+	ck_assert_int_eq(lg_errors_hidden(&run), 0);
+	ck_assert_int_eq(error_lines(5), 0);
+	ck_assert_int_eq(lg_errors_hidden(&run), 5);
+}
+END_TEST
+
+START_TEST(errors_note_and_all)
+{
+	run.lr_hidden_note = "further errors not shown";
+	ck_assert_int_eq(error_lines(LG_ERRORS_SHOWN + 3),
+	    LG_ERRORS_SHOWN + 1);
+	run.lr_show_all = 1;
+	ck_assert_int_eq(error_lines(10), 10);
+	ck_assert_int_eq(lg_errors_hidden(&run), 0);
+}
+END_TEST
+
+START_TEST(slot_dial_watch_close)
+{
+	struct sockaddr_in	 sin;
+	struct lg_slot		 s;
+	struct timeval		 tv = { 5, 0 };
+	const char		*step = NULL;
+	socklen_t		 len = sizeof(int);
+	int			 lfd, rcv = 0, r;
+
+	lfd = listener(&sin);
+	lg_slot_init(&s, &run, record_io, count_woke, NULL);
+	r = lg_slot_dial(&s, (struct sockaddr *)&sin, sizeof(sin), 1, 4096,
+	    &step);
+	ck_assert_int_ge(r, 0);
+	ck_assert_int_ge(s.ls_fd, 0);
+	/* Set before connect(): the kernel doubles it. */
+	ck_assert_int_eq(getsockopt(s.ls_fd, SOL_SOCKET, SO_RCVBUF, &rcv,
+	    &len), 0);
+	ck_assert_int_ge(rcv, 4096);
+	lg_slot_watch(&s, EV_WRITE, &tv);
+	ck_assert_int_eq(s.ls_watch, EV_WRITE);
+	run_for(5);
+	ck_assert_int_eq(io_events, 1);
+	ck_assert(io_what & EV_WRITE);
+	lg_slot_close(&s);
+	ck_assert_int_eq(s.ls_fd, -1);
+	ck_assert_int_eq(s.ls_watch, 0);
+	errno = EINVAL;
+	lg_slot_close(&s);		/* idempotent, errno kept */
+	ck_assert_int_eq(errno, EINVAL);
+	close(lfd);
+}
+END_TEST
+
+START_TEST(slot_timeout_pause_redial)
+{
+	struct sockaddr_in	 sin;
+	struct lg_slot		 s;
+	struct timeval		 short_tv = { 0, 20000 };
+	const char		*step = NULL;
+	int			 lfd;
+
+	lfd = listener(&sin);
+	lg_slot_init(&s, &run, record_io, count_woke, NULL);
+	ck_assert_int_ge(lg_slot_dial(&s, (struct sockaddr *)&sin,
+	    sizeof(sin), 0, 0, &step), 0);
+	/* Nothing to read: the timeout fires. */
+	lg_slot_watch(&s, EV_READ, &short_tv);
+	run_for(5);
+	ck_assert_int_eq(io_events, 1);
+	ck_assert(io_what & EV_TIMEOUT);
+	lg_slot_watch(&s, 0, NULL);
+	lg_slot_pause(&s, &short_tv);
+	ck_assert(s.ls_paused);
+	run_for(5);
+	ck_assert_int_eq(woke, 1);
+	ck_assert(!s.ls_paused);
+	/* A socket that served nothing is not redialled. */
+	ck_assert_int_eq(lg_slot_redial(&s), 0);
+	ck_assert_int_ge(s.ls_fd, 0);
+	s.ls_done = 2;
+	ck_assert_int_eq(lg_slot_redial(&s), 1);
+	ck_assert_int_eq(s.ls_fd, -1);
+	ck_assert_int_eq(s.ls_done, 0);
+	close(lfd);
+}
+END_TEST
+
+START_TEST(run_stopped_at_start)
+{
+	run.lr_seconds = 5;
+	ck_assert_int_eq(lg_run(&run, start_stop, &run), 0);
+	ck_assert_int_lt(run.lr_end_us - run.lr_start_us, 1000000);
+}
+END_TEST
+
+START_TEST(run_limit_cuts_off)
+{
+	run.lr_limit = 0.02;
+	run.lr_seconds = 5;
+	ck_assert_int_eq(lg_run(&run, start_nothing, NULL), 0);
+	ck_assert(run.lr_limit_hit);
+	ck_assert(run.lr_stopping);
+}
+END_TEST
+
+START_TEST(dial_refused)
+{
+	struct sockaddr_in	 sin;
+	struct lg_slot		 s;
+	struct timeval		 tv = { 5, 0 };
+	const char		*step = NULL;
+	socklen_t		 len = sizeof(int);
+	int			 lfd, r, err = 0;
+
+	/* A port that was free a moment ago: nobody listens on it now. */
+	lfd = listener(&sin);
+	close(lfd);
+	lg_slot_init(&s, &run, record_io, count_woke, NULL);
+	r = lg_slot_dial(&s, (struct sockaddr *)&sin, sizeof(sin), 0, 0,
+	    &step);
+	if (r == -1) {
+		ck_assert_int_eq(errno, ECONNREFUSED);
+		ck_assert_str_eq(step, "connect");
+	} else {
+		ck_assert_int_eq(r, 0);
+		lg_slot_watch(&s, EV_WRITE, &tv);
+		run_for(5);
+		ck_assert_int_eq(getsockopt(s.ls_fd, SOL_SOCKET, SO_ERROR,
+		    &err, &len), 0);
+		ck_assert_int_eq(err, ECONNREFUSED);
+	}
+	ck_assert(!s.ls_connected);
+	lg_slot_close(&s);
+}
+END_TEST
+
+START_TEST(dial_fails_early)
+{
+	struct sockaddr_un	 sun;
+	struct lg_slot		 s;
+	const char		*step = NULL;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "/nonexistent/sock");
+	lg_slot_init(&s, &run, record_io, count_woke, NULL);
+	ck_assert_int_eq(lg_slot_dial(&s, (struct sockaddr *)&sun,
+	    sizeof(sun), 0, 0, &step), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_str_eq(step, "connect");
+	lg_slot_close(&s);
+	/* No such family: socket() fails and there is nothing to close. */
+	sun.sun_family = AF_MAX + 1;
+	ck_assert_int_eq(lg_slot_dial(&s, (struct sockaddr *)&sun,
+	    sizeof(sun), 0, 0, &step), -1);
+	ck_assert_str_eq(step, "socket");
+	ck_assert_int_eq(s.ls_fd, -1);
+}
+END_TEST
+
+/* The cases, one TCase each, every test with a fresh run. */
+static const struct {
+	const char	*name;
+	const TTest	*const *tests[8];
+} cases[] = {
+	{ "core", { &count_and_status, &seconds_and_tick, &errors_capped,
+	    &errors_note_and_all, &slot_dial_watch_close,
+	    &slot_timeout_pause_redial } },
+	{ "partial", { &run_stopped_at_start, &run_limit_cuts_off } },
+	{ "malformed", { &dial_refused, &dial_fails_early } }
+};
+
+int
+main(void)
+{
+	Suite	*s = suite_create("loadgen");
+	TCase	*tc;
+	SRunner	*sr;
+	size_t	 i, j;
+	int	 failed;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tc = tcase_create(cases[i].name);
+		tcase_add_checked_fixture(tc, run_setup, run_done);
+		for (j = 0; j < 8 && cases[i].tests[j] != NULL; j++)
+			tcase_add_test(tc, *cases[i].tests[j]);
+		suite_add_tcase(s, tc);
+	}
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
