@@ -315,9 +315,9 @@ http_route_checks() {
 	[ -e "$T/exp/over" ] || head -c "$((maxbody + 1))" /dev/zero >"$T/exp/over"
 	http_check "$l: POST /echo above --max-body: 413" "$u/echo" 413 "" "" "$T/exp/over"
 	printf 'slept 200 ms\n' >"$T/exp/slept"
-	start=$(date +%s%N)
+	start=$(now_ns)
 	http_check "$l: /sleep?200" "$u/sleep?200" 200 "$T/exp/slept"
-	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	ms=$(ms_since "$start")
 	check "$l: /sleep?200 took at least 200 ms ($ms ms)" test "$ms" -ge 200
 	http_check "$l: /status, application/json" "$u/status" 200 "" application/json
 	if command -v jq >/dev/null; then

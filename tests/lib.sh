@@ -71,6 +71,12 @@ wait_file() {
 	return 1
 }
 
+# now_ns: the wall clock in nanoseconds, for ms_since.
+now_ns() { date +%s%N; }
+
+# ms_since NS: whole milliseconds since NS, a value of now_ns.
+ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }
+
 # pattern N: the demo body of N bytes on stdout.
 pattern() { yes "$PATTERN_LINE" | head -c "$1"; }
 

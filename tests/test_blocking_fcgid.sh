@@ -111,14 +111,11 @@ start() {
 }
 
 
-# ms_since NS: milliseconds since the date +%s%N value NS.
-ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-
 # sleeps4 ADDR: four /sleep?500 at once; prints how long they took (ms)
 # and fails unless all four answered.
 sleeps4() {
 	local t0 i pids=() bad=0
-	t0=$(date +%s%N)
+	t0=$(now_ns)
 	for i in 1 2 3 4; do
 		fcgi_req "$1" "/sleep?500" >"$T/sleep4.$i" 2>/dev/null &
 		pids+=($!)
@@ -164,7 +161,7 @@ req "/echo: 3 MiB of random bytes back, application/octet-stream" "$A" /echo 200
 	"$T/in.3m" application/octet-stream "$T/in.3m"
 : >"$T/empty"
 req "/echo: an empty body back" "$A" /echo 200 "$T/empty" "" "$T/empty"
-t0=$(date +%s%N)
+t0=$(now_ns)
 printf 'slept 50 ms\n' >"$T/slept50"
 req "/sleep?50: the answer" "$A" "/sleep?50" 200 "$T/slept50" text/plain
 ms=$(ms_since "$t0")

@@ -92,10 +92,10 @@ req "/echo: an empty body back" "$A" /echo 200 "$T/empty" "" "$T/empty"
 head -c 8388609 /dev/zero >"$T/in.8m1"
 req "/echo: one byte above --max-body (8 MiB): 413" "$A" /echo 413 "" "" "$T/in.8m1"
 
-start=$(date +%s%N)
+start=$(now_ns)
 printf 'slept 300 ms\n' >"$T/slept"
 req "/sleep?300: the answer" "$A" "/sleep?300" 200 "$T/slept"
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
+ms=$(ms_since "$start")
 check "/sleep?300: took at least 300 ms ($ms ms)" test "$ms" -ge 300
 
 req "/status: 200, application/json" "$A" /status 200 "" application/json

@@ -31,10 +31,10 @@ start_evfcgid --drain-timeout 1
 fcgi_req "127.0.0.1:$EVFCGID_PORT" "/sleep?30000" >/dev/null 2>&1 &
 req=$!
 sleep 0.3
-start=$(date +%s%N)
+start=$(now_ns)
 kill -TERM "$EVFCGID_PID"
 wait "$EVFCGID_PID"
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
+ms=$(ms_since "$start")
 echo "# drain with a 30 s request and --drain-timeout 1 took $ms ms"
 check "drain deadline: exit within 2 s ($ms ms)" test "$ms" -lt 2000
 grep -q 'drain deadline' "$EVFCGID_LOG" && ok "drain deadline: logged" ||

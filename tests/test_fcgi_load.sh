@@ -37,7 +37,6 @@ summary_is() {
 	[ -n "$ERR" ] && head -n 5 <<<"$ERR" | sed 's/^/#   stderr: /' >&2
 	return 1
 }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # resp_len ADDR URI [BODY]: bytes of STDOUT content cgi-fcgi gets.
 resp_len() { fcgi_req "$@" | wc -c; }
 
@@ -142,9 +141,9 @@ load -n 400 -c 2 -k -m 4 "$A" /hello
 counters c3 r3
 check "-k -m 4 -c 2 -n 400: all answered over 2 connections" \
 	eval 'summary_is 400 200 400 0 0 && test $((c3 - c2 - 1)) -eq 2'
-t0=$(now_ms)
+t0=$(now_ns)
 load -n 4 -c 1 -k -m 4 "$A" "/sleep?300"
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 counters c4 r4
 echo "# 4 x /sleep?300 multiplexed on one connection: $wall ms"
 check "-k -m 4: four 300 ms requests at once on one connection (${wall} ms < 900)" \
@@ -173,22 +172,22 @@ check "-b of an empty file: empty echo" \
 	eval 'summary_is 1 200 1 0 0 && test ! -s "$T/got.empty"'
 
 # --- time ---
-t0=$(now_ms)
+t0=$(now_ns)
 load -d 2 -c 4 "$A" /hello
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 echo "# -d 2: $(key requests) requests, seconds $(key seconds), wall $wall ms"
 check "-d 2: runs 1.8..4 s (wall $wall ms), requests made, exit 0" \
 	eval 'test "$wall" -ge 1800 -a "$wall" -le 4000 -a "$(key requests)" -gt 0 -a $RC -eq 0'
 check "-d 2: seconds: about 2" awk -v s="$(key seconds)" 'BEGIN { exit !(s >= 1.95 && s < 2.5) }'
-t0=$(now_ms)
+t0=$(now_ns)
 load -d 0.5 -c 2 -k "$A" "/sleep?2000"
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 check "-d 0.5 with 2 s requests in flight: stops at 0.5 s, none counted, no errors, exit 0" \
 	eval 'test "$(key requests) $(key errors) $RC" = "0 0 0" -a "$wall" -lt 1500'
 
-t0=$(now_ms)
+t0=$(now_ns)
 load -n 3 -c 3 --timeout 0.1 "$A" "/sleep?300"
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 check "/sleep?300 with --timeout 0.1: errors: 3 (timeout 3), exit 1, in ~0.1 s ($wall ms)" \
 	eval 'test "$(key requests) $(key errors) $RC" = "0 3 (timeout 3) 1" -a "$wall" -lt 1000'
 check "--timeout: each timeout named on stderr" test "$(grep -c 'failed (timeout)' <<<"$ERR")" -eq 3
@@ -227,7 +226,7 @@ else
 fi
 
 # --- the slow reader: backpressure reaches the daemon ---
-t0=$(now_ms)
+t0=$(now_ns)
 spawn "$F" --rcvbuf 4096 --read-size 512 --pause 5 -t 2 "$A" "/size?67108864" \
 	>"$T/slow.out" 2>"$T/slow.err"
 slow=$SPAWNED
@@ -236,7 +235,7 @@ queued=$(status_of "$A" bytes_queued)
 stalled=$(status_of "$A" stalled_sockets)
 wait "$slow"
 rc=$?
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 OUT=$(cat "$T/slow.out")
 echo "# slow reader: $(key bytes) bytes in $(key seconds) s; daemon meanwhile: $queued bytes queued, $stalled stalled"
 check "slow mode -t 2: exit 3 after ~2 s ($wall ms)" test "$rc" -eq 3 -a "$wall" -ge 1800 -a "$wall" -lt 3500

@@ -130,10 +130,10 @@ line=$("$HTTP_GET" --pause 0 --rcvbuf 8192 "$BASE/small")
 check "--rcvbuf 8192 reports 16384 (doubled)" test "$(kv rcvbuf "$line")" -eq 16384
 
 # --- throttling: 1 MiB in reads of at most 512 bytes, 1 ms apart ---
-start=$(date +%s%N)
+start=$(now_ns)
 line=$("$HTTP_GET" --rcvbuf 512 --read-size 512 --pause 1 --output "$T/out.slow" "$BASE/1m")
 rc=$?
-wall=$(( ($(date +%s%N) - start) / 1000000 ))
+wall=$(ms_since "$start")
 dur=$(kv duration_ms "$line")
 dur=${dur%.*}
 echo "# throttled 1 MiB: duration_ms=$dur wall_ms=$wall ($line)"
@@ -157,10 +157,10 @@ line=$("$HTTP_GET" --pause 0 "http://127.0.0.1:$DEAD/" 2>/dev/null)
 rc=$?
 check "refused port: non-zero exit, result=connect_error" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = connect_error
-start=$(date +%s%N)
+start=$(now_ns)
 line=$("$HTTP_GET" --time-limit 1 --pause 1000 "$BASE/1m" 2>/dev/null)
 rc=$?
-wall=$(( ($(date +%s%N) - start) / 1000000 ))
+wall=$(ms_since "$start")
 echo "# --time-limit 1 on a half-hour read: exit $rc after $wall ms ($line)"
 check "--time-limit exceeded: non-zero exit, result=timeout" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = timeout
@@ -213,10 +213,10 @@ line=$("$HTTP_GET" --pause 0 "http://127.0.0.1:$SHORT/" 2>/dev/null)
 rc=$?
 check "short body (20 of Content-Length 100): non-zero exit, result=short_body" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = short_body -a "$(kv body "$line")" = 20
-start=$(date +%s%N)
+start=$(now_ns)
 line=$("$HTTP_GET" --pause 0 --time-limit 0.5 "http://127.0.0.1:$SILENT/" 2>/dev/null)
 rc=$?
-wall=$(( ($(date +%s%N) - start) / 1000000 ))
+wall=$(ms_since "$start")
 check "--time-limit 0.5 on a server that never answers: timeout after ${wall} ms" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = timeout -a "$wall" -lt 2000
 

@@ -97,7 +97,6 @@ line_count() { awk -v t="$1" '{ n = $1; $1 = ""; if (substr($0, 2) == t) f = n }
 g() { printf '%g' "$1"; }
 # urls FILE URL...: writes a URL file.
 urls() { local f=$1; shift; printf '%s\n' "$@" >"$f"; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 mkdir -p "$T/www"
 printf 'Hello World\n' >"$T/www/small"		# 12 bytes
@@ -209,16 +208,16 @@ check "-checksum: identical 1 MiB bodies give no bad checksums" \
 	eval 'test "$(fetches)" = 30 && ! grep -q bad <<<"$OUT"'
 
 # --- time: -seconds, -rate, throttling ---
-t0=$(now_ms)
+t0=$(now_ns)
 load -parallel 5 -seconds 2 "$T/u.small"
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 echo "# -seconds 2: $(fetches) fetches in $(seconds) s, wall $wall ms"
 check "-seconds 2: stops by itself at 2 s" \
 	awk -v s="$(seconds)" -v w="$wall" 'BEGIN { exit !(s >= 1.99 && s < 2.2 && w < 3000) }'
 check "-seconds 2: fetches made" test "$(fetches)" -gt 100
-t0=$(now_ms)
+t0=$(now_ns)
 load -Throttle 100000 -parallel 3 -seconds 1.5 "$T/u.1m"
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 check "-seconds with 10 s fetches in flight: stops at 1.5 s, abandoned fetches not counted" \
 	test "$(fetches) $(maxpar)" = "0 3" -a "$wall" -lt 2500
 
@@ -228,22 +227,22 @@ check "-rate 50 for 2 s: 95..101 fetches" test "$(fetches)" -ge 95 -a "$(fetches
 load -rate 100 -jitter -keepalive -seconds 1 "$T/u.small"
 check "-rate 100 -jitter -keepalive for 1 s: 90..110 fetches" \
 	test "$(fetches)" -ge 90 -a "$(fetches)" -le 110
-t0=$(now_ms)
+t0=$(now_ns)
 load -rate 100 -fetches 50 "$T/u.small"
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 check "-rate 100 -fetches 50: exactly 50 fetches in about 0.5 s ($wall ms)" \
 	test "$(fetches)" = 50 -a "$wall" -ge 450 -a "$wall" -lt 1500
 
-t0=$(now_ms)
+t0=$(now_ns)
 load -Throttle 500000 -parallel 2 -fetches 2 "$T/u.1m"
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 echo "# -Throttle 500000 on 1 MiB: $wall ms"
 check "-Throttle 500000 (bytes/s): 1 MiB takes 1.5..3.5 s, bytes intact" \
 	test "$wall" -ge 1500 -a "$wall" -lt 3500 -a "$(bytes)" = "$(g $((2 * 1048576)))"
-t0=$(now_ms)
+t0=$(now_ns)
 load -throttle -parallel 2 -fetches 2 "$T/u.small"
 check "-throttle (modem) on a small file: quick and complete" \
-	test "$(fetches) $(code 200)" = "2 2" -a $(( $(now_ms) - t0 )) -lt 1500
+	test "$(fetches) $(code 200)" = "2 2" -a $(ms_since "$t0") -lt 1500
 load -verbose -parallel 2 -fetches 20 "$T/u.small"
 check "-verbose runs" test "$(fetches) $RC" = "20 0"
 
@@ -293,9 +292,9 @@ load -keepalive -parallel 1 -fetches 3 "$T/u.dribble"
 check "-keepalive on a server that closes after each response: redials, 3 fetches, 33 bytes" \
 	test "$(fetches) $(bytes) $(code 200)" = "3 33 3"
 urls "$T/u.silent" "http://127.0.0.1:$SILENT/"
-t0=$(now_ms)
+t0=$(now_ns)
 load -timeout 1 -parallel 2 -fetches 2 "$T/u.silent"
-wall=$(( $(now_ms) - t0 ))
+wall=$(ms_since "$t0")
 check "server that never answers: -timeout 1 gives 2 timeouts in ~1 s ($wall ms)" \
 	test "$(fetches) $(line_count timeouts)" = "2 2" -a "$wall" -lt 3000
 
