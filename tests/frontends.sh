@@ -1,6 +1,6 @@
 # tests/frontends.sh: runnable copies of nginx.conf.example and
 # lighttpd.conf.example, for the tests and tools/slow-client-experiment.
-# Source it after tests/lib.sh (it uses spawn, wait_port and wait_file).
+# Source it after tests/lib.sh (it uses spawn and wait_port).
 #
 # A copy is the example with its own marked values replaced (port,
 # backend, pid, logs, temp paths), so the examples stay the one source of

@@ -47,28 +47,80 @@ spawn() {
 	PIDS+=("$SPAWNED")
 }
 
-# wait_port PORT [SECONDS]: waits until 127.0.0.1:PORT accepts.
-wait_port() {
-	local i
-	for ((i = 0; i < ${2:-10} * 20; i++)); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-			return 0
-		fi
+# port_accepts ADDR: true if ADDR accepts a connection now.  ADDR is
+# written as for evfcgid --listen (HOST:PORT, [V6]:PORT, unix:/path) or is
+# a bare port on 127.0.0.1.  bash's /dev/tcp speaks IPv4 and IPv6; a unix
+# socket is tried with perl.
+port_accepts() {
+	local host port
+	case $1 in
+	unix:*)
+		perl -MIO::Socket::UNIX -e \
+			'exit !IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0])' \
+			"${1#unix:}" 2>/dev/null
+		return
+		;;
+	\[*\]:*) host=${1%]:*} host=${host#\[} port=${1##*:} ;;
+	*:*) host=${1%:*} port=${1##*:} ;;
+	*) host=127.0.0.1 port=$1 ;;
+	esac
+	(exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+
+# wait_until SECONDS CMD...: runs CMD every 50 ms until it succeeds (true)
+# or SECONDS (a decimal) have passed since the first try (false).
+wait_until() {
+	local end
+	end=$(( $(now_ns) + $(awk -v s="$1" 'BEGIN { printf "%d", s * 1000 }') * 1000000 ))
+	shift
+	while ! "$@"; do
+		[ "$(now_ns)" -lt "$end" ] || return 1
 		sleep 0.05
 	done
-	echo "# port $1 did not open" >&2
+}
+
+# wait_port ADDR [SECONDS]: waits (10 s by default) until ADDR accepts;
+# ADDR as for port_accepts.
+wait_port() {
+	wait_until "${2:-10}" port_accepts "$1" && return 0
+	echo "# $1 did not open" >&2
 	return 1
 }
 
-# wait_file PATH [SECONDS]: waits until PATH exists (a unix socket, a pid file).
+# wait_file PATH [SECONDS]: waits until PATH exists (a log, a pid file).
 wait_file() {
-	local i
-	for ((i = 0; i < ${2:-10} * 20; i++)); do
-		[ -e "$1" ] && return 0
-		sleep 0.05
-	done
+	wait_until "${2:-10}" test -e "$1" && return 0
 	echo "# $1 did not appear" >&2
 	return 1
+}
+
+# wait_for_line FILE REGEX [SECONDS]: waits (10 s by default) until a line
+# of FILE, which another process is writing, matches the extended REGEX.
+wait_for_line() {
+	wait_until "${3:-10}" grep -Eq -e "$2" "$1" 2>/dev/null && return 0
+	echo "# no line matching /$2/ in $1 after ${3:-10} s" >&2
+	return 1
+}
+
+# none_running PID...: true if no process has any of these pids.
+none_running() {
+	local p
+	for p in "$@"; do
+		kill -0 "$p" 2>/dev/null && return 1
+	done
+	return 0
+}
+
+# wait_gone SECONDS PID...: waits until none of the PIDs is running.
+wait_gone() {
+	local secs=$1
+	shift
+	wait_until "$secs" none_running "$@"
+}
+
+# have_ipv6_loopback: true if the host has ::1.
+have_ipv6_loopback() {
+	grep -q '^00000000000000000000000000000001' /proc/net/if_inet6 2>/dev/null
 }
 
 # now_ns: the wall clock in nanoseconds, for ms_since.

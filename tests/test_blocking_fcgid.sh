@@ -228,7 +228,7 @@ check "-t 4: once they are gone, /hello answers again" hello_within 5 "$B"
 sock=$T/b.sock
 spawn "$BFCGID" --listen "unix:$sock" 2>>"$T/bfcgid.log"
 upid=$SPAWNED
-wait_file "$sock"
+wait_port "unix:$sock"
 req "unix socket: /hello" "$sock" /hello 200 "$T/hello"
 req "unix socket: /big" "$sock" /big 200 "$T/big"
 out=$(timeout 5 "$BFCGID" --listen "unix:$sock" 2>&1)
@@ -244,19 +244,13 @@ perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die;
 check "unix socket: a stale socket file made" test -S "$sock"
 spawn "$BFCGID" --listen "unix:$sock" 2>>"$T/bfcgid.log"
 upid=$SPAWNED
-for ((i = 0; i < 40; i++)); do
-	hello_within 1 "$sock" && break
-	sleep 0.05
-done
+wait_port "unix:$sock"
 req "unix socket: a stale socket file is replaced" "$sock" /hello 200 "$T/hello"
 kill -TERM "$upid"
 
 port=$(freeport)
 spawn "$BFCGID" --listen "[::1]:$port" 2>>"$T/bfcgid.log"
-for ((i = 0; i < 100; i++)); do
-	(exec 3<>"/dev/tcp/::1/$port") 2>/dev/null && break
-	sleep 0.05
-done
+wait_port "[::1]:$port"
 if perl "$T/fcgi.pl" "[::1]:$port" /hello read >"$T/v6" 2>"$T/v6.err"; then
 	check_resp "[::1]:PORT: /hello" "$T/v6" 200 "$T/hello" text/plain
 else

@@ -135,11 +135,7 @@ check "SIGTERM: exit 0 (got $rc)" test "$rc" -eq 0
 # --- A unix socket listener.
 sock=$T/evfcgid.sock
 spawn "$EVFCGID" --listen "unix:$sock" 2>"$T/unix.log"
-wait_file "$sock"
-for ((i = 0; i < 40; i++)); do
-	fcgi_req "$sock" /hello 2>/dev/null | grep -q Hello && break
-	sleep 0.05
-done
+wait_port "unix:$sock"
 req "unix socket: /hello" "$sock" /hello 200 "$T/hello"
 req "unix socket: /big" "$sock" /big 200 "$T/big"
 req "unix socket: /echo 64 KiB + 1" "$sock" /echo 200 "$T/in.64k" "" "$T/in.64k"
@@ -185,10 +181,7 @@ fcgi_v6() {
 port=$(freeport)
 spawn "$EVFCGID" --listen "[::1]:$port" 2>"$T/v6.log"
 v6pid=$SPAWNED
-for ((i = 0; i < 100; i++)); do
-	(exec 3<>"/dev/tcp/::1/$port") 2>/dev/null && break
-	sleep 0.05
-done
+wait_port "[::1]:$port"
 if fcgi_v6 ::1 "$port" /hello "$T/v6.hello"; then
 	check_resp "[::1]:PORT: /hello" "$T/v6.hello" 200 "$T/hello" text/plain
 else

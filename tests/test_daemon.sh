@@ -15,7 +15,7 @@ req=$!
 sleep 0.4
 kill -TERM "$EVFCGID_PID"
 sleep 0.3
-if (exec 3<>"/dev/tcp/127.0.0.1/$EVFCGID_PORT") 2>/dev/null; then
+if port_accepts "$EVFCGID_PORT"; then
 	not_ok "SIGTERM: listener closed during the drain"
 else
 	ok "SIGTERM: listener closed during the drain"
@@ -100,7 +100,7 @@ check "after garbage: logged the reason" grep -q 'bad version' "$EVFCGID_LOG"
 sock=$T/evfcgid.sock
 spawn "$EVFCGID" --listen "unix:$sock" --socket-mode 0600
 pid=$SPAWNED
-wait_file "$sock"
+wait_port "unix:$sock"
 sleep 0.2
 check "unix socket: mode 0600" test "$(stat -c %a "$sock")" = 600
 check "unix socket: /hello" hello_ok "$sock"
@@ -113,7 +113,7 @@ wait "$pid" 2>/dev/null
 check "unix socket: stale file left by kill -9" test -S "$sock"
 spawn "$EVFCGID" --listen "unix:$sock"
 pid=$SPAWNED
-for i in $(seq 40); do hello_ok "$sock" 2>/dev/null && break; sleep 0.05; done
+wait_port "unix:$sock"
 check "unix socket: stale file replaced" hello_ok "$sock"
 kill -TERM "$pid"
 wait "$pid"

@@ -209,18 +209,18 @@ check "missing unix socket: connect errors, exit 1" \
 
 # --- unix and IPv6 listeners ---
 spawn "$EVFCGID" --listen "unix:$T/s" 2>"$T/evfcgid.unix.log"
-wait_file "$T/s"
+wait_port "unix:$T/s"
 load -n 300 -c 3 "unix:$T/s" /hello
 check "unix:$T/s: 300 requests, bytes = 300 x $HELLO" \
 	eval 'summary_is 300 200 300 0 0 && test "$(key bytes)" = $((300 * HELLO))'
 load -n 300 -c 3 -k -m 2 "unix:$T/s" /hello
 check "unix: -k -m 2 works" summary_is 300 200 300 0 0
-if (exec 3<>/dev/tcp/::1/1) 2>&1 | grep -qi 'address family\|cannot assign'; then
+if ! have_ipv6_loopback; then
 	echo "# no IPv6 loopback here: [::1] skipped"
 else
 	P6=$(freeport)
 	spawn "$EVFCGID" --listen "[::1]:$P6" 2>"$T/evfcgid.v6.log"
-	sleep 0.3
+	wait_port "[::1]:$P6"
 	load -n 100 -c 2 "[::1]:$P6" /hello
 	check "[::1]:PORT: 100 requests" summary_is 100 200 100 0 0
 fi

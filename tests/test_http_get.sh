@@ -24,7 +24,7 @@ start_nginx() {
 	PORT=$(freeport)
 	mkdir -p "$T/nginx" "$T/www"
 	[ "$(id -u)" -eq 0 ] && user='user root;'
-	if grep -q '^00000000000000000000000000000001' /proc/net/if_inet6 2>/dev/null; then
+	if have_ipv6_loopback; then
 		v6="listen [::1]:$PORT;"
 		HAVE_V6=1
 	fi

@@ -59,7 +59,7 @@ fi
 # The same way over a unix socket and over IPv6.
 sock=$T/evfcgid.sock
 spawn "$EVFCGID" --listen "unix:$sock" 2>"$T/unix.log"
-wait_file "$sock"
+wait_port "unix:$sock"
 if start_fe "unix socket" "unix:$sock"; then
 	http_check "lighttpd, unix socket backend: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
 	http_check "lighttpd, unix socket backend: /big" "$URL/big" 200 "$T/exp/big"
@@ -67,10 +67,7 @@ if start_fe "unix socket" "unix:$sock"; then
 fi
 p6=$(freeport)
 spawn "$EVFCGID" --listen "[::1]:$p6" 2>"$T/v6.log"
-for ((i = 0; i < 100; i++)); do
-	(exec 3<>"/dev/tcp/::1/$p6") 2>/dev/null && break
-	sleep 0.05
-done
+wait_port "[::1]:$p6"
 if start_fe "[::1]" "[::1]:$p6"; then
 	http_check "lighttpd, [::1] backend: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
 	http_check "lighttpd, [::1] backend: /big" "$URL/big" 200 "$T/exp/big"
@@ -95,12 +92,7 @@ if start_fe "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $MAXBODY";
 		eval '[ -n "$(status_of "$FE_DIR/backend.sock-0" requests)" ]'
 	stop_fe
 	check "bin-path: SIGTERM, lighttpd exits 0 (got $FE_RC)" test "$FE_RC" -eq 0
-	gone=""
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$child" 2>/dev/null || { gone=1; break; }
-		sleep 0.05
-	done
-	check "bin-path: lighttpd stopped evfcgid on its way out" test -n "$gone"
+	check "bin-path: lighttpd stopped evfcgid on its way out" wait_gone 5 "$child"
 fi
 
 if [ -x "$TOP/tools/blocking_fcgid" ]; then

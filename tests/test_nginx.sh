@@ -75,11 +75,8 @@ sock=$T/b2.sock
 spawn "$EVFCGID" --listen "unix:$sock" 2>"$T/b2.log"
 p3=$(freeport)
 spawn "$EVFCGID" --listen "[::1]:$p3" 2>"$T/b3.log"
-wait_file "$sock"
-for ((i = 0; i < 100; i++)); do
-	(exec 3<>"/dev/tcp/::1/$p3") 2>/dev/null && break
-	sleep 0.05
-done
+wait_port "unix:$sock"
+wait_port "[::1]:$p3"
 r0=$(status_of "$A" requests)
 if start_fe "three backends" "$A,unix:$sock,[::1]:$p3"; then
 	bad=0
