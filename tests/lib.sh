@@ -1,7 +1,9 @@
 # tests/lib.sh: shared helpers for the integration tests (bash).
 # Source it first: it makes a scratch dir $T, stops every process started
 # with spawn() on exit, and gives ok/not_ok reporting in the form
-# tests/run-tests counts ("ok - name" / "not ok - name").
+# tests/run-tests counts ("ok - name" / "not ok - name").  Then, as a test
+# needs them: tests/http.sh (requests over FastCGI and HTTP, and the checks
+# of their answers) and tests/frontends.sh (nginx and lighttpd).
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 EVFCGID=$TOP/src/evfcgid
@@ -151,39 +153,6 @@ rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 # finish: exit status for the test script.
 finish() { [ "$FAILS" -eq 0 ]; exit $?; }
-
-# fcgi_req ADDR URI [BODYFILE]: one request through libfcgi's cgi-fcgi;
-# prints the CGI response (headers and body) on stdout.
-fcgi_req() {
-	local uri=$2 q=""
-	[[ $uri == *\?* ]] && q=${uri#*\?}
-	if [ -n "${3:-}" ]; then
-		REQUEST_METHOD=POST REQUEST_URI=$uri QUERY_STRING=$q \
-		CONTENT_LENGTH=$(stat -c %s "$3") SCRIPT_NAME=${uri%%\?*} \
-			cgi-fcgi -bind -connect "$1" <"$3"
-	else
-		REQUEST_METHOD=GET REQUEST_URI=$uri QUERY_STRING=$q \
-		SCRIPT_NAME=${uri%%\?*} cgi-fcgi -bind -connect "$1" </dev/null
-	fi
-}
-
-# body_of: strips the CGI header block from a response on stdin.
-body_of() { sed '1,/^\r$/d'; }
-
-# status_of ADDR KEY...: numbers from one /status of evfcgid (or
-# blocking_fcgid), asked
-# directly over FastCGI (ADDR as for cgi-fcgi -connect: HOST:PORT or a
-# socket path), space-separated in the order asked.  That request counts
-# in what it reports (one more request, one more connection).
-status_of() {
-	local addr=$1 k json out=""
-	shift
-	json=$(fcgi_req "$addr" /status 2>/dev/null)
-	for k in "$@"; do
-		out+="${out:+ }$(grep -o "\"$k\":[0-9]*" <<<"$json" | cut -d: -f2)"
-	done
-	echo "$out"
-}
 
 # median: the median of the numbers on stdin, one per line ("-" for none).
 median() {

@@ -5,6 +5,7 @@
 # the command line's errors, and the behaviour it exists to show: with one
 # thread, a client that never reads a large answer stalls everyone else.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
 BFCGID=${BFCGID:-$TOP/tools/blocking_fcgid}	# override: a sanitizer build
 for c in cgi-fcgi perl "$BFCGID"; do

@@ -5,6 +5,7 @@
 # a multi-megabyte /echo, the 400/404/413 answers, unix and IPv6
 # listeners, and the command line's own errors.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
 command -v cgi-fcgi >/dev/null || { not_ok "cgi-fcgi is installed (libfcgi-bin)"; finish; }
 command -v perl >/dev/null || { not_ok "perl is installed"; finish; }

@@ -3,6 +3,7 @@
 # from spawn-fcgi, the connection cap, unix socket files, and garbage input
 # that closes one connection while the daemon stays up.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
 hello_ok() {
 	fcgi_req "$1" /hello | grep -q '^Hello World$'

@@ -7,6 +7,7 @@
 # reader mode with backpressure seen in the daemon, and, from small perl
 # servers, the answers a broken application gives.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
 F=${FCGI_LOAD:-$TOP/tools/fcgi_load}
 

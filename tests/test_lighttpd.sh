@@ -7,6 +7,7 @@
 # a slow client's backpressure reaches the daemon, where with 0 or 1
 # lighttpd takes the whole answer and the daemon never notices.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 source "$(dirname "$0")/frontends.sh"
 
 command -v curl >/dev/null || { not_ok "curl is installed"; finish; }

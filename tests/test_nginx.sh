@@ -6,6 +6,7 @@
 # the point of fastcgi_buffering off: a slow client's backpressure reaches
 # the daemon, where with nginx's default buffering it never does.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 source "$(dirname "$0")/frontends.sh"
 
 command -v curl >/dev/null || { not_ok "curl is installed"; finish; }

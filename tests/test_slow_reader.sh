@@ -10,6 +10,7 @@
 # --sndbuf: the kernel's send buffer towards a slow reader, autotuned to
 # megabytes without it, stays at what was asked (doubled by the kernel).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 FCGI_LOAD=$TOP/tools/fcgi_load
 
 start_evfcgid
