@@ -1,7 +1,8 @@
 # tests/http.sh: requests to the daemons and the checks of their answers:
 # over FastCGI with libfcgi's cgi-fcgi, and over HTTP through a front end
-# with curl.  Source it after tests/lib.sh (it uses T, ok, not_ok, check,
-# pattern, now_ns and ms_since).
+# with curl; and a command's exit and message.  Source it after
+# tests/lib.sh (it uses T, ok, not_ok, check, pattern, now_ns and
+# ms_since).
 
 # --- FastCGI requests -----------------------------------------------------
 
@@ -38,6 +39,118 @@ status_of() {
 	echo "$out"
 }
 
+# --- Checks of an answer ----------------------------------------------------
+
+# answer_faults BODY TYPE LENGTH [TYPE_WANTED [EXPECTED_BODY_FILE]]: what
+# is wrong with an answer whose body is in the file BODY and whose
+# Content-Type and Content-Length say TYPE and LENGTH: no type, not the
+# type wanted, a length other than the body's, a body other than
+# expected.  Prints nothing when all is well.
+answer_faults() {
+	local body=$1 ct=$2 cl=$3 type=${4:-} exp=${5:-} n
+	n=$(stat -c %s "$body")
+	[ -n "$ct" ] || printf ' no Content-Type'
+	[ -z "$type" ] || [ "$ct" = "$type" ] || printf " Content-Type '%s' (expected %s)" "$ct" "$type"
+	[ "$cl" = "$n" ] || printf " Content-Length '%s' for a body of %s bytes" "$cl" "$n"
+	if [ -n "$exp" ] && ! cmp -s "$body" "$exp"; then
+		printf ' body of %s bytes differs from the expected %s' "$n" "$(stat -c %s "$exp")"
+		printf ' (%s)' "$(cmp "$body" "$exp" 2>&1 | head -n 1)"
+	fi
+}
+
+# report NAME WHY: ok when WHY is empty, else WHY as a diagnostic and not
+# ok.
+report() {
+	if [ -z "$2" ]; then ok "$1"; else echo "# $1:$2"; not_ok "$1"; fi
+}
+
+# header_value FILE NAME: the value of NAME in the last header block of
+# FILE (HTTP as curl -D writes it, or CGI); case-insensitive, CR removed.
+header_value() {
+	tr -d '\r' <"$1" | awk -v n="$2" 'BEGIN { n = tolower(n) }
+		/^HTTP\// { v = "" }
+		{ i = index($0, ":"); if (i && tolower(substr($0, 1, i - 1)) == n) {
+			v = substr($0, i + 1); sub(/^[ \t]+/, "", v) } }
+		END { print v }'
+}
+
+# split_cgi FILE: FILE.h gets the CGI header lines of the response in
+# FILE (no CR), FILE.b its body, byte for byte.  Fails when no blank line ends the
+# headers.
+split_cgi() {
+	perl -e '
+		open(my $f, "<", $ARGV[0]) or exit 2; binmode $f;
+		local $/; my $s = <$f>; $s = "" unless defined $s;
+		my $i = index($s, "\r\n\r\n"); exit 1 if $i < 0;
+		(my $h = substr($s, 0, $i)) =~ s/\r//g;
+		open(my $hf, ">", "$ARGV[0].h") or exit 2; print $hf "$h\n";
+		open(my $bf, ">", "$ARGV[0].b") or exit 2; binmode $bf;
+		print $bf substr($s, $i + 4);' "$1"
+}
+
+# cgi_response_check NAME FILE STATUS [EXPECTED_BODY_FILE [TYPE]]: ok when
+# the CGI response in FILE has a Status of STATUS and a reason, a
+# Content-Type (TYPE, if given), a Content-Length equal to its body's
+# size, and the expected body byte for byte.  Leaves FILE.h and FILE.b.
+cgi_response_check() {
+	local name=$1 r=$2 status=$3 st why=""
+	if ! split_cgi "$r"; then
+		report "$name" " no CGI header block in $(stat -c %s "$r") bytes: $(head -c 200 "$r" | tr -d '\0')"
+		return
+	fi
+	st=$(header_value "$r.h" Status)
+	[[ $st == "$status "* ]] || why=" Status '$st' (expected '$status REASON')"
+	why+=$(answer_faults "$r.b" "$(header_value "$r.h" Content-Type)" \
+		"$(header_value "$r.h" Content-Length)" "${5:-}" "${4:-}")
+	report "$name" "$why"
+}
+
+# fcgi_check NAME ADDR URI STATUS [EXPECTED_BODY_FILE [TYPE [REQUEST_BODY_FILE]]]:
+# one request through cgi-fcgi (a POST of REQUEST_BODY_FILE when given),
+# its answer checked as by cgi_response_check.  Sets RESP to the file of
+# the response (RESP.b: its body).
+FCGI_NO=0
+fcgi_check() {
+	RESP=$T/resp.$((++FCGI_NO))
+	fcgi_req "$2" "$3" "${7:-}" >"$RESP" 2>"$RESP.err"
+	cgi_response_check "$1" "$RESP" "$4" "${5:-}" "${6:-}"
+}
+
+# check_path_info_route ADDR: without REQUEST_URI, the route is
+# SCRIPT_NAME + PATH_INFO (/si + ze: /size) and the query QUERY_STRING.
+check_path_info_route() {
+	local r=$T/resp.path_info
+	REQUEST_METHOD=GET SCRIPT_NAME=/si PATH_INFO=ze QUERY_STRING=65 \
+		cgi-fcgi -bind -connect "$1" </dev/null >"$r" 2>/dev/null
+	pattern 65 >"$T/exp.65"
+	cgi_response_check "no REQUEST_URI: SCRIPT_NAME + PATH_INFO route" "$r" 200 "$T/exp.65"
+}
+
+# --- A command's exit -------------------------------------------------------
+
+# exits_with NAME WANT_RC PATTERN CMD...: CMD, its stdin /dev/null, ends by
+# itself (5 s) with WANT_RC ("nonzero" for any failure) and says, on
+# stdout or stderr, something matching PATTERN (extended, any case).
+exits_with() {
+	local name=$1 want=$2 pat=$3 out rc
+	shift 3
+	out=$(timeout 5 "$@" </dev/null 2>&1)
+	rc=$?
+	if [ "$rc" -eq 124 ]; then
+		echo "# $name: still running after 5 s"
+		not_ok "$name"
+	elif { [ "$want" = nonzero ] && [ "$rc" -eq 0 ]; } ||
+	    { [ "$want" != nonzero ] && [ "$rc" -ne "$want" ]; }; then
+		echo "# $name: exit $rc; said: $(head -n 3 <<<"$out")"
+		not_ok "$name"
+	elif ! grep -qiE -e "$pat" <<<"$out"; then
+		echo "# $name: exit $rc but no /$pat/ in: $(head -n 3 <<<"$out")"
+		not_ok "$name"
+	else
+		ok "$name"
+	fi
+}
+
 # --- HTTP through a front end (tests/test_nginx.sh, test_lighttpd.sh) ------
 
 # http_check NAME URL STATUS [EXPECTED_BODY_FILE [TYPE [POST_FILE]]]: one
@@ -48,34 +161,16 @@ status_of() {
 HTTP_NO=0
 http_check() {
 	local name=$1 url=$2 status=$3 exp=${4:-} type=${5:-} post=${6:-}
-	local r=$T/http.$((++HTTP_NO)) code ct cl n why=""
+	local r=$T/http.$((++HTTP_NO)) code why=""
 	local -a args=(-sS -o "$r.b" -D "$r.h" -w '%{http_code}' --max-time 60)
 	[ -n "$post" ] && args+=(--data-binary "@$post" -H 'Content-Type: application/octet-stream' -H 'Expect:')
 	code=$(curl "${args[@]}" "$url" 2>"$r.err")
 	HTTP_BODY=$r.b
 	[ -e "$r.b" ] || : >"$r.b"
-	ct=$(http_header "$r.h" Content-Type)
-	cl=$(http_header "$r.h" Content-Length)
-	n=$(stat -c %s "$r.b")
-	[ "$code" = "$status" ] || why+=" HTTP $code (expected $status) $(head -c 200 "$r.err")"
-	[ -n "$ct" ] || why+=" no Content-Type"
-	[ -z "$type" ] || [ "$ct" = "$type" ] || why+=" Content-Type '$ct' (expected $type)"
-	[ "$cl" = "$n" ] || why+=" Content-Length '$cl' for a body of $n bytes"
-	if [ -n "$exp" ] && ! cmp -s "$r.b" "$exp"; then
-		why+=" body of $n bytes differs from the expected $(stat -c %s "$exp")"
-		why+=" ($(cmp "$r.b" "$exp" 2>&1 | head -n 1))"
-	fi
-	if [ -z "$why" ]; then ok "$name"; else echo "# $name:$why"; not_ok "$name"; fi
-}
-
-# http_header FILE NAME: the value of NAME in the last header block of a
-# curl -D FILE (case-insensitive, CR removed).
-http_header() {
-	tr -d '\r' <"$1" | awk -v n="$2" 'BEGIN { n = tolower(n) }
-		/^HTTP\// { v = "" }
-		{ i = index($0, ":"); if (i && tolower(substr($0, 1, i - 1)) == n) {
-			v = substr($0, i + 1); sub(/^[ \t]+/, "", v) } }
-		END { print v }'
+	[ "$code" = "$status" ] || why=" HTTP $code (expected $status) $(head -c 200 "$r.err")"
+	why+=$(answer_faults "$r.b" "$(header_value "$r.h" Content-Type)" \
+		"$(header_value "$r.h" Content-Length)" "$type" "$exp")
+	report "$name" "$why"
 }
 
 # jq_true FILTER FILE: FILE is JSON and FILTER is true of it.

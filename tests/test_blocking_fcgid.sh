@@ -58,41 +58,6 @@ while (length($buf) >= 8) {
 binmode STDOUT; print $out; exit($end ? 0 : 1);
 EOF
 
-# check_resp NAME FILE STATUS [EXPECTED_BODY_FILE [CONTENT_TYPE]]: ok when
-# the CGI response in FILE has that status, that type (if given), a
-# Content-Length equal to its body's size, and that body (if given).
-check_resp() {
-	local name=$1 r=$2 why
-	why=$(perl -e '
-		my ($f, $st, $exp, $type) = @ARGV; local $/;
-		open(my $h, "<", $f) or exit 2; binmode $h; my $s = <$h> // "";
-		my $i = index($s, "\r\n\r\n");
-		if ($i < 0) { print " no header block in ", length $s, " bytes"; exit }
-		my %h = map { /^([^:]*):\s*(.*)$/ ? (lc $1, $2) : () }
-			split /\r\n/, substr($s, 0, $i);
-		my $b = substr($s, $i + 4);
-		print " Status \"$h{status}\"" unless ($h{status} // "") =~ /^$st /;
-		print " Content-Type \"$h{\"content-type\"}\""
-			if $type ne "" && ($h{"content-type"} // "") ne $type;
-		print " Content-Length \"$h{\"content-length\"}\" for ", length $b
-			unless ($h{"content-length"} // "") eq length $b;
-		if ($exp ne "") {
-			open(my $e, "<", $exp) or exit 2; binmode $e; my $x = <$e> // "";
-			print " body of ", length $b, " bytes differs from the expected ",
-				length $x if $b ne $x;
-		}' "$r" "$3" "${4:-}" "${5:-}")
-	if [ -z "$why" ]; then ok "$name"; else echo "# $name:$why"; not_ok "$name"; fi
-}
-
-# req NAME ADDR URI STATUS [EXPECTED_BODY_FILE [TYPE [REQUEST_BODY_FILE]]]
-REQ_NO=0
-req() {
-	local r=$T/resp.$((++REQ_NO))
-	fcgi_req "$2" "$3" "${7:-}" >"$r" 2>"$r.err"
-	check_resp "$1" "$r" "$4" "${5:-}" "${6:-}"
-	LAST=$r
-}
-
 # hello_within SECS ADDR: /hello answered within SECS seconds.
 hello_within() {
 	REQUEST_METHOD=GET REQUEST_URI=/hello QUERY_STRING= \
@@ -147,47 +112,43 @@ stall() {
 # --- One thread: every route, byte for byte.
 start A -t 1
 printf 'Hello World\n' >"$T/hello"
-req "/hello: Hello World, text/plain" "$A" /hello 200 "$T/hello" text/plain
+fcgi_check "/hello: Hello World, text/plain" "$A" /hello 200 "$T/hello" text/plain
 pattern 96256 >"$T/big"
-req "/big: 96256 pattern bytes" "$A" /big 200 "$T/big" text/plain
+fcgi_check "/big: 96256 pattern bytes" "$A" /big 200 "$T/big" text/plain
 for n in 0 1 65535 65536 1048579; do
 	pattern "$n" >"$T/exp.$n"
-	req "/size?$n: exactly $n pattern bytes" "$A" "/size?$n" 200 "$T/exp.$n"
+	fcgi_check "/size?$n: exactly $n pattern bytes" "$A" "/size?$n" 200 "$T/exp.$n"
 done
 pattern 200000 >"$T/exp.200000"
-req "/stream?200000: exactly 200000 pattern bytes" "$A" "/stream?200000" 200 "$T/exp.200000"
-req "/stream?65536: exactly 65536 pattern bytes" "$A" "/stream?65536" 200 "$T/exp.65536"
+fcgi_check "/stream?200000: exactly 200000 pattern bytes" "$A" "/stream?200000" 200 "$T/exp.200000"
+fcgi_check "/stream?65536: exactly 65536 pattern bytes" "$A" "/stream?65536" 200 "$T/exp.65536"
 head -c 3145728 /dev/urandom >"$T/in.3m"
-req "/echo: 3 MiB of random bytes back, application/octet-stream" "$A" /echo 200 \
+fcgi_check "/echo: 3 MiB of random bytes back, application/octet-stream" "$A" /echo 200 \
 	"$T/in.3m" application/octet-stream "$T/in.3m"
 : >"$T/empty"
-req "/echo: an empty body back" "$A" /echo 200 "$T/empty" "" "$T/empty"
+fcgi_check "/echo: an empty body back" "$A" /echo 200 "$T/empty" "" "$T/empty"
 t0=$(now_ns)
 printf 'slept 50 ms\n' >"$T/slept50"
-req "/sleep?50: the answer" "$A" "/sleep?50" 200 "$T/slept50" text/plain
+fcgi_check "/sleep?50: the answer" "$A" "/sleep?50" 200 "$T/slept50" text/plain
 ms=$(ms_since "$t0")
 check "/sleep?50: took at least 50 ms ($ms ms)" test "$ms" -ge 50
-req "/status: 200, application/json" "$A" /status 200 "" application/json
-r1=$(body_of <"$LAST")
+fcgi_check "/status: 200, application/json" "$A" /status 200 "" application/json
+r1=$(body_of <"$RESP")
 check "/status: pid, threads 1, requests, active ($r1)" \
 	grep -qE "^\{\"pid\":$PID,\"threads\":1,\"requests\":[0-9]+,\"active\":1\}\$" <<<"$r1"
 n1=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' <<<"$r1")
-req "/hello again" "$A" /hello 200 "$T/hello"
+fcgi_check "/hello again" "$A" /hello 200 "$T/hello"
 n2=$(status_of "$A" requests)
 check "/status: the request count grows ($n1, then $n2)" test "${n2:-0}" -gt "${n1:-0}"
-req "/nope: 404" "$A" /nope 404
-req "/size?x: 400" "$A" "/size?x" 400
-req "/size without N: 400" "$A" /size 400
-req "/size?2000000000: 413 (above 1 GiB)" "$A" "/size?2000000000" 413
-req "/sleep?soon: 400" "$A" "/sleep?soon" 400
-req "/sleep?3600001: 400" "$A" "/sleep?3600001" 400
+fcgi_check "/nope: 404" "$A" /nope 404
+fcgi_check "/size?x: 400" "$A" "/size?x" 400
+fcgi_check "/size without N: 400" "$A" /size 400
+fcgi_check "/size?2000000000: 413 (above 1 GiB)" "$A" "/size?2000000000" 413
+fcgi_check "/sleep?soon: 400" "$A" "/sleep?soon" 400
+fcgi_check "/sleep?3600001: 400" "$A" "/sleep?3600001" 400
 printf '404 Not Found\n' >"$T/404"
-req "404 body as evfcgid's" "$A" /hello/more 404 "$T/404" text/plain
-r=$T/resp.split
-REQUEST_METHOD=GET SCRIPT_NAME=/si PATH_INFO=ze QUERY_STRING=65 \
-	cgi-fcgi -bind -connect "$A" </dev/null >"$r" 2>/dev/null
-pattern 65 >"$T/exp.65"
-check_resp "no REQUEST_URI: SCRIPT_NAME + PATH_INFO route" "$r" 200 "$T/exp.65"
+fcgi_check "404 body as evfcgid's" "$A" /hello/more 404 "$T/404" text/plain
+check_path_info_route "$A"
 
 # --- The stall it exists to show.
 ms=$(sleeps4 "$A")
@@ -230,8 +191,8 @@ sock=$T/b.sock
 spawn "$BFCGID" --listen "unix:$sock" 2>>"$T/bfcgid.log"
 upid=$SPAWNED
 wait_port "unix:$sock"
-req "unix socket: /hello" "$sock" /hello 200 "$T/hello"
-req "unix socket: /big" "$sock" /big 200 "$T/big"
+fcgi_check "unix socket: /hello" "$sock" /hello 200 "$T/hello"
+fcgi_check "unix socket: /big" "$sock" /big 200 "$T/big"
 out=$(timeout 5 "$BFCGID" --listen "unix:$sock" 2>&1)
 rc=$?
 check "unix socket in use by a live server: exit 1 ($rc), says so" \
@@ -246,14 +207,14 @@ check "unix socket: a stale socket file made" test -S "$sock"
 spawn "$BFCGID" --listen "unix:$sock" 2>>"$T/bfcgid.log"
 upid=$SPAWNED
 wait_port "unix:$sock"
-req "unix socket: a stale socket file is replaced" "$sock" /hello 200 "$T/hello"
+fcgi_check "unix socket: a stale socket file is replaced" "$sock" /hello 200 "$T/hello"
 kill -TERM "$upid"
 
 port=$(freeport)
 spawn "$BFCGID" --listen "[::1]:$port" 2>>"$T/bfcgid.log"
 wait_port "[::1]:$port"
 if perl "$T/fcgi.pl" "[::1]:$port" /hello read >"$T/v6" 2>"$T/v6.err"; then
-	check_resp "[::1]:PORT: /hello" "$T/v6" 200 "$T/hello" text/plain
+	cgi_response_check "[::1]:PORT: /hello" "$T/v6" 200 "$T/hello" text/plain
 else
 	echo "# $(head -c 300 "$T/v6.err")"
 	not_ok "[::1]:PORT: /hello"
@@ -263,9 +224,9 @@ if command -v spawn-fcgi >/dev/null; then
 	port=$(freeport)
 	spawn spawn-fcgi -p "$port" -a 127.0.0.1 -n -- "$BFCGID" 2>>"$T/bfcgid.log"
 	wait_port "$port"
-	req "fd 0 (spawn-fcgi -n): /hello" "127.0.0.1:$port" /hello 200 "$T/hello"
+	fcgi_check "fd 0 (spawn-fcgi -n): /hello" "127.0.0.1:$port" /hello 200 "$T/hello"
 	pattern 65537 >"$T/exp.65537"
-	req "fd 0 (spawn-fcgi -n): /size?65537" "127.0.0.1:$port" "/size?65537" 200 \
+	fcgi_check "fd 0 (spawn-fcgi -n): /size?65537" "127.0.0.1:$port" "/size?65537" 200 \
 		"$T/exp.65537"
 else
 	echo "# spawn-fcgi is not installed: fd 0 untested"
@@ -273,20 +234,6 @@ fi
 
 # --- The command line.
 
-# exits_with NAME WANT_RC PATTERN CMD...: CMD ends within 5 s with WANT_RC
-# and says something matching PATTERN.
-exits_with() {
-	local name=$1 want=$2 pat=$3 out rc
-	shift 3
-	out=$(timeout 5 "$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne "$want" ] || ! grep -qiE -e "$pat" <<<"$out"; then
-		echo "# $name: exit $rc; said: $(head -n 3 <<<"$out")"
-		not_ok "$name"
-	else
-		ok "$name"
-	fi
-}
 exits_with "a bad flag: exit 2, names it" 2 'bogus' "$BFCGID" --bogus </dev/null
 exits_with "-t 0: exit 2, says why" 2 'thread' "$BFCGID" -t 0 --listen 127.0.0.1:1
 exits_with "-t lots: exit 2, says why" 2 'thread' "$BFCGID" --threads lots
