@@ -1,8 +1,9 @@
 # tests/http.sh: requests to the daemons and the checks of their answers:
 # over FastCGI with libfcgi's cgi-fcgi, and over HTTP through a front end
-# with curl; and a command's exit and message.  Source it after
-# tests/lib.sh (it uses T, ok, not_ok, check, pattern, now_ns and
-# ms_since).
+# with curl; a FastCGI client of its own for IPv6 and for a client that
+# never reads; and a command's exit and message.  Source it after
+# tests/lib.sh (it uses T, ok, not_ok, check, spawn, wait_for_line,
+# pattern, now_ns and ms_since).
 
 # --- FastCGI requests -----------------------------------------------------
 
@@ -124,6 +125,76 @@ check_path_info_route() {
 		cgi-fcgi -bind -connect "$1" </dev/null >"$r" 2>/dev/null
 	pattern 65 >"$T/exp.65"
 	cgi_response_check "no REQUEST_URI: SCRIPT_NAME + PATH_INFO route" "$r" 200 "$T/exp.65"
+}
+
+# --- A FastCGI client in perl ---------------------------------------------
+# For what cgi-fcgi cannot do: IPv6 (it speaks IPv4 only), and a client
+# that sends its request and then never reads (a 4 KiB SO_RCVBUF set
+# before connect(), so the server's writes block soon).
+#   perl -e "$FCGI_CLIENT_PL" ADDR URI read: the STDOUT stream on stdout;
+#     fails without an END_REQUEST.
+#   perl -e "$FCGI_CLIENT_PL" ADDR URI stall: says "started" once the
+#     answer begins, then sleeps without reading.
+# ADDR is HOST:PORT, [V6]:PORT or a socket path.  The request is a GET
+# (REQUEST_METHOD, REQUEST_URI and QUERY_STRING), without keep-conn.
+FCGI_CLIENT_PL='
+use strict; use warnings; use Socket qw(:all); use IO::Handle;
+my ($addr, $uri, $mode) = @ARGV; my $s;
+if ($addr =~ m{^/}) {
+	socket($s, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+	connect($s, pack_sockaddr_un($addr)) or die "connect $addr: $!";
+} else {
+	my ($h, $p) = $addr =~ /^\[(.*)\]:(\d+)$/ ? ($1, $2) : $addr =~ /^(.*):(\d+)$/;
+	my ($err, $ai) = getaddrinfo($h, $p, { socktype => SOCK_STREAM });
+	die "$addr: $err" if $err;
+	socket($s, $ai->{family}, SOCK_STREAM, 0) or die "socket: $!";
+	setsockopt($s, SOL_SOCKET, SO_RCVBUF, 4096) if $mode eq "stall";
+	connect($s, $ai->{addr}) or die "connect $addr: $!";
+}
+binmode $s;
+my $q = $uri =~ /\?(.*)$/ ? $1 : "";
+my %p = (REQUEST_METHOD => "GET", REQUEST_URI => $uri, QUERY_STRING => $q);
+my $nv = join "", map { pack("CC", length $_, length $p{$_}) . $_ . $p{$_} } sort keys %p;
+sub rec { my ($t, $c) = @_; my $pad = (8 - length($c) % 8) % 8;
+	pack("CCnnCC", 1, $t, 1, length $c, $pad, 0) . $c . ("\0" x $pad) }
+my $req = rec(1, pack("nCx5", 1, 0)) . rec(4, $nv) . rec(4, "") . rec(5, "");
+syswrite($s, $req) == length $req or die "write: $!";
+my ($buf, $n) = ("", 0);
+if ($mode eq "stall") {
+	while (length($buf) < 8 && ($n = sysread($s, $buf, 8, length $buf))) {}
+	STDOUT->autoflush(1); print "started\n"; sleep 60; exit 0;
+}
+while (($n = sysread($s, $buf, 65536, length $buf))) {}
+my ($out, $end) = ("", 0);
+while (length($buf) >= 8) {
+	my ($v, $t, $id, $clen, $plen) = unpack("CCnnC", $buf);
+	last if length($buf) < 8 + $clen + $plen;
+	$out .= substr($buf, 8, $clen) if $t == 6;
+	$end = 1 if $t == 3;
+	substr($buf, 0, 8 + $clen + $plen) = "";
+}
+binmode STDOUT; print $out; exit($end ? 0 : 1);
+'
+
+# fcgi_client_check NAME ADDR URI STATUS [EXPECTED_BODY_FILE [TYPE]]: one
+# GET by the perl client (10 s at most), its answer checked as by
+# cgi_response_check.
+fcgi_client_check() {
+	local r=$T/resp.$((++FCGI_NO))
+	if timeout 10 perl -e "$FCGI_CLIENT_PL" "$2" "$3" read >"$r" 2>"$r.err"; then
+		cgi_response_check "$1" "$r" "$4" "${5:-}" "${6:-}"
+	else
+		report "$1" " no END_REQUEST; $(head -c 300 "$r.err")"
+	fi
+}
+
+# fcgi_stall ADDR URI: starts a perl client that asks for URI and never
+# reads; waits (5 s at most) until the answer has begun.  Sets SPAWNED.
+FCGI_STALL_NO=0
+fcgi_stall() {
+	local out=$T/stall.$((++FCGI_STALL_NO))
+	spawn perl -e "$FCGI_CLIENT_PL" "$1" "$2" stall >"$out" 2>&1
+	wait_for_line "$out" '^started$' 5
 }
 
 # --- A command's exit -------------------------------------------------------

@@ -12,52 +12,6 @@ for c in cgi-fcgi perl "$BFCGID"; do
 	command -v "$c" >/dev/null || { not_ok "$c is available"; finish; }
 done
 
-# A minimal FastCGI client, for what cgi-fcgi cannot do: IPv6, and a
-# client that sends its request and then never reads (a 4 KiB SO_RCVBUF
-# set before connect(), so the server's writes block soon).
-# perl fcgi.pl ADDR URI read: the STDOUT stream on stdout; fails without
-#   an END_REQUEST.  ADDR is HOST:PORT, [V6]:PORT or a socket path.
-# perl fcgi.pl ADDR URI stall: says "started" once the answer begins,
-#   then sleeps without reading.
-cat >"$T/fcgi.pl" <<'EOF'
-use strict; use warnings; use Socket qw(:all); use IO::Handle;
-my ($addr, $uri, $mode) = @ARGV; my $s;
-if ($addr =~ m{^/}) {
-	socket($s, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
-	connect($s, pack_sockaddr_un($addr)) or die "connect $addr: $!";
-} else {
-	my ($h, $p) = $addr =~ /^\[(.*)\]:(\d+)$/ ? ($1, $2) : $addr =~ /^(.*):(\d+)$/;
-	my ($err, $ai) = getaddrinfo($h, $p, { socktype => SOCK_STREAM });
-	die "$addr: $err" if $err;
-	socket($s, $ai->{family}, SOCK_STREAM, 0) or die "socket: $!";
-	setsockopt($s, SOL_SOCKET, SO_RCVBUF, 4096) if $mode eq 'stall';
-	connect($s, $ai->{addr}) or die "connect $addr: $!";
-}
-binmode $s;
-my $q = $uri =~ /\?(.*)$/ ? $1 : '';
-my %p = (REQUEST_METHOD => 'GET', REQUEST_URI => $uri, QUERY_STRING => $q);
-my $nv = join '', map { pack('CC', length $_, length $p{$_}) . $_ . $p{$_} } sort keys %p;
-sub rec { my ($t, $c) = @_; my $pad = (8 - length($c) % 8) % 8;
-	pack('CCnnCC', 1, $t, 1, length $c, $pad, 0) . $c . ("\0" x $pad) }
-my $req = rec(1, pack('nCx5', 1, 0)) . rec(4, $nv) . rec(4, '') . rec(5, '');
-syswrite($s, $req) == length $req or die "write: $!";
-my ($buf, $n) = ('', 0);
-if ($mode eq 'stall') {
-	while (length($buf) < 8 && ($n = sysread($s, $buf, 8, length $buf))) {}
-	STDOUT->autoflush(1); print "started\n"; sleep 60; exit 0;
-}
-while (($n = sysread($s, $buf, 65536, length $buf))) {}
-my ($out, $end) = ('', 0);
-while (length($buf) >= 8) {
-	my ($v, $t, $id, $clen, $plen) = unpack('CCnnC', $buf);
-	last if length($buf) < 8 + $clen + $plen;
-	$out .= substr($buf, 8, $clen) if $t == 6;
-	$end = 1 if $t == 3;
-	substr($buf, 0, 8 + $clen + $plen) = '';
-}
-binmode STDOUT; print $out; exit($end ? 0 : 1);
-EOF
-
 # hello_within SECS ADDR: /hello answered within SECS seconds.
 hello_within() {
 	REQUEST_METHOD=GET REQUEST_URI=/hello QUERY_STRING= \
@@ -94,18 +48,12 @@ sleeps4() {
 	return $bad
 }
 
-STALL_NO=0
 STALLS=()
-# stall ADDR: a client that asks for 8 MiB and never reads; waits until
-# the answer has begun.  Adds its pid to STALLS.
+# stall ADDR: a client that asks for 8 MiB and never reads (fcgi_stall);
+# waits until the answer has begun.  Adds its pid to STALLS.
 stall() {
-	local i out=$T/stall.$((++STALL_NO))
-	spawn perl "$T/fcgi.pl" "$1" "/size?8388608" stall >"$out" 2>&1
+	fcgi_stall "$1" "/size?8388608"
 	STALLS+=("$SPAWNED")
-	for ((i = 0; i < 100; i++)); do
-		grep -q started "$out" 2>/dev/null && break
-		sleep 0.05
-	done
 	sleep 0.3	# let the kernel buffers fill
 }
 
@@ -213,12 +161,7 @@ kill -TERM "$upid"
 port=$(freeport)
 spawn "$BFCGID" --listen "[::1]:$port" 2>>"$T/bfcgid.log"
 wait_port "[::1]:$port"
-if perl "$T/fcgi.pl" "[::1]:$port" /hello read >"$T/v6" 2>"$T/v6.err"; then
-	cgi_response_check "[::1]:PORT: /hello" "$T/v6" 200 "$T/hello" text/plain
-else
-	echo "# $(head -c 300 "$T/v6.err")"
-	not_ok "[::1]:PORT: /hello"
-fi
+fcgi_client_check "[::1]:PORT: /hello" "[::1]:$port" /hello 200 "$T/hello" text/plain
 
 if command -v spawn-fcgi >/dev/null; then
 	port=$(freeport)

@@ -84,58 +84,14 @@ fcgi_check "unix socket: /hello" "$sock" /hello 200 "$T/hello"
 fcgi_check "unix socket: /big" "$sock" /big 200 "$T/big"
 fcgi_check "unix socket: /echo 64 KiB + 1" "$sock" /echo 200 "$T/in.64k" "" "$T/in.64k"
 
-# --- An IPv6 listener.  libfcgi's cgi-fcgi only speaks IPv4, so this is a
-# hand-made FastCGI request over bash's /dev/tcp, decoded record by record.
-
-# fcgi_v6 HOST PORT URI OUT: one request (REQUEST_URI and QUERY_STRING
-# only, no body, no keep-conn); OUT gets the STDOUT stream.  Fails when
-# the records do not end with an END_REQUEST.
-fcgi_v6() {
-	local uri=$3 q="" params="" p name val
-	[[ $uri == *\?* ]] && q=${uri#*\?}
-	for p in "REQUEST_URI=$uri" "QUERY_STRING=$q" "REQUEST_METHOD=GET"; do
-		name=${p%%=*}
-		val=${p#*=}
-		params+=$(printf '\\x%02x\\x%02x' "${#name}" "${#val}")$name$val
-	done
-	local plen=$(( $(printf "$params" | wc -c) ))
-	exec 3<>"/dev/tcp/$1/$2" || return 1
-	{
-		printf '\x01\x01\x00\x01\x00\x08\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00'
-		printf '\x01\x04\x00\x01'"$(printf '\\x%02x\\x%02x' $((plen >> 8)) $((plen & 255)))"'\x00\x00'
-		printf "$params"
-		printf '\x01\x04\x00\x01\x00\x00\x00\x00'
-		printf '\x01\x05\x00\x01\x00\x00\x00\x00'
-	} >&3
-	timeout 10 cat <&3 >"$4.raw"
-	exec 3<&-
-	perl -e '
-		open(my $f, "<", $ARGV[0]) or exit 2; binmode $f;
-		local $/; my $s = <$f>; my ($out, $end) = ("", 0);
-		while (length($s) >= 8) {
-			my ($v, $type, $id, $clen, $plen) = unpack("C C n n C", $s);
-			last if length($s) < 8 + $clen + $plen;
-			$out .= substr($s, 8, $clen) if $type == 6;
-			$end = 1 if $type == 3;
-			$s = substr($s, 8 + $clen + $plen);
-		}
-		binmode STDOUT; print $out; exit($end ? 0 : 1);' "$4.raw" >"$4"
-}
-
+# --- An IPv6 listener.  libfcgi's cgi-fcgi only speaks IPv4, so this is
+# the perl client of tests/http.sh.
 port=$(freeport)
 spawn "$EVFCGID" --listen "[::1]:$port" 2>"$T/v6.log"
 v6pid=$SPAWNED
 wait_port "[::1]:$port"
-if fcgi_v6 ::1 "$port" /hello "$T/v6.hello"; then
-	cgi_response_check "[::1]:PORT: /hello" "$T/v6.hello" 200 "$T/hello" text/plain
-else
-	not_ok "[::1]:PORT: /hello (no END_REQUEST)"
-fi
-if fcgi_v6 ::1 "$port" /big "$T/v6.big"; then
-	cgi_response_check "[::1]:PORT: /big" "$T/v6.big" 200 "$T/big"
-else
-	not_ok "[::1]:PORT: /big (no END_REQUEST)"
-fi
+fcgi_client_check "[::1]:PORT: /hello" "[::1]:$port" /hello 200 "$T/hello" text/plain
+fcgi_client_check "[::1]:PORT: /big" "[::1]:$port" /big 200 "$T/big"
 grep -q 'listening on \[::1\]' "$T/v6.log" && ok "[::1]: logs where it listens" ||
 	not_ok "[::1]: logs where it listens"
 kill "$v6pid"
