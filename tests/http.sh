@@ -1,9 +1,10 @@
 # tests/http.sh: requests to the daemons and the checks of their answers:
 # over FastCGI with libfcgi's cgi-fcgi, and over HTTP through a front end
 # with curl; a FastCGI client of its own for IPv6 and for a client that
-# never reads; and a command's exit and message.  Source it after
-# tests/lib.sh (it uses T, ok, not_ok, check, spawn, wait_for_line,
-# pattern, now_ns and ms_since).
+# never reads; a command's exit and message; and a fake HTTP server for
+# the HTTP tools' failure cases.  Source it after tests/lib.sh (it uses T,
+# ok, not_ok, check, spawn, freeport, wait_port, wait_for_line, pattern,
+# now_ns and ms_since).
 
 # --- FastCGI requests -----------------------------------------------------
 
@@ -289,4 +290,51 @@ http_route_checks() {
 	http_check "$l: /nope: 404" "$u/nope" 404
 	http_check "$l: /size?abc: 400" "$u/size?abc" 400
 	http_check "$l: /stream?12x: 400" "$u/stream?12x" 400
+}
+
+# --- A fake HTTP server -----------------------------------------------------
+# For the HTTP tools' failure cases (perl-base is on every Debian).  Modes:
+# "silent" accepts and never answers; "short" promises 100 bytes and sends
+# 20; "dribble" sends a chunked "hello world" (extension, trailer) one byte
+# every 2 ms, so every split of head and framing is seen.  Each answer
+# ends with a close; a connection that sends no request (a port probe) is
+# closed.
+FAKE_HTTP_PL='
+	my ($port, $mode) = @ARGV;
+	$SIG{PIPE} = "IGNORE";
+	my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+	    LocalPort => $port, Listen => 64, ReuseAddr => 1) or die "$!";
+	my @held;
+	while (my $c = $s->accept) {
+		if ($mode eq "silent") { push @held, $c; next; }
+		my $req = "";
+		while ($req !~ /\r?\n\r?\n/) {
+			my $n = sysread($c, $req, 4096, length $req);
+			last unless $n;
+		}
+		if ($req !~ /\r?\n\r?\n/) { close $c; next; }	# a port probe
+		if ($mode eq "short") {
+			print $c "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n" .
+			    "Connection: close\r\n\r\n" . ("x" x 20);
+		} else {
+			setsockopt($c, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1);
+			for my $ch (split //, "HTTP/1.1 200 OK\r\n" .
+			    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n" .
+			    "6;ext=1\r\n world\r\n0\r\nX-Trailer: x\r\n\r\n") {
+				syswrite($c, $ch);
+				select(undef, undef, undef, 0.002);
+			}
+		}
+		close $c;
+	}'
+
+# start_fake_http VAR MODE: the fake HTTP server in MODE on a free loopback
+# port, which goes in the variable VAR; waits until it accepts.  Spawned
+# as perl itself, so the pid spawn records is the one stopped on exit.
+start_fake_http() {
+	local port
+	port=$(freeport)
+	printf -v "$1" '%s' "$port"
+	spawn perl -MIO::Socket::INET -e "$FAKE_HTTP_PL" "$port" "$2"
+	wait_port "$port"
 }

@@ -2,6 +2,7 @@
 # tests/test_http_get.sh: tools/http_get, the throttled slow client, against
 # a real nginx serving static files from a temp dir on a loopback port.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
 HTTP_GET=$TOP/tools/http_get
 NGINX=${NGINX:-/usr/sbin/nginx}
@@ -166,46 +167,10 @@ check "--time-limit exceeded: non-zero exit, result=timeout" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = timeout
 check "--time-limit 1 gives up within 1..3 s" test "$wall" -ge 990 -a "$wall" -lt 3000
 
-# Hand-made servers (perl-base is on every Debian): "silent" accepts and
-# never answers; "short" promises 100 bytes and sends 20; "dribble" sends a
-# chunked "hello world" (extension, trailer) one byte every 2 ms, so every
-# split of head and framing is seen.  Spawned as perl itself, so the pid
-# spawn records is the one stopped on exit.
-FAKE_SERVER='
-	my ($port, $mode) = @ARGV;
-	$SIG{PIPE} = "IGNORE";
-	my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-	    LocalPort => $port, Listen => 64, ReuseAddr => 1) or die "$!";
-	my @held;
-	while (my $c = $s->accept) {
-		if ($mode eq "silent") { push @held, $c; next; }
-		my $req = "";
-		while ($req !~ /\r?\n\r?\n/) {
-			my $n = sysread($c, $req, 4096, length $req);
-			last unless $n;
-		}
-		if ($req !~ /\r?\n\r?\n/) { close $c; next; }	# a port probe
-		if ($mode eq "short") {
-			print $c "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n" .
-			    "Connection: close\r\n\r\n" . ("x" x 20);
-		} else {
-			setsockopt($c, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1);
-			for my $ch (split //, "HTTP/1.1 200 OK\r\n" .
-			    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n" .
-			    "6;ext=1\r\n world\r\n0\r\nX-Trailer: x\r\n\r\n") {
-				syswrite($c, $ch);
-				select(undef, undef, undef, 0.002);
-			}
-		}
-		close $c;
-	}'
-SILENT=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$SILENT" silent
-SHORT=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$SHORT" short
-DRIBBLE=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$DRIBBLE" dribble
-wait_port "$SILENT" && wait_port "$SHORT" && wait_port "$DRIBBLE"
+# The fake HTTP server of tests/http.sh: silent, short and dribble.
+start_fake_http SILENT silent
+start_fake_http SHORT short
+start_fake_http DRIBBLE dribble
 line=$("$HTTP_GET" --pause 0 --output "$T/out.dribble" "http://127.0.0.1:$DRIBBLE/")
 check "chunked response dribbled a byte at a time: 'hello world', status 200" \
 	test "$(cat "$T/out.dribble") $(kv status "$line") $(kv result "$line")" = "hello world 200 ok"

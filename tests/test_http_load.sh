@@ -6,6 +6,7 @@
 # ab and -keepalive within 10% of wrk, where the server sets the rate
 # (at full speed http_load must not be slower than ab).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
 HTTP_LOAD=$TOP/tools/http_load
 HTTP_GET=$TOP/tools/http_get
@@ -253,37 +254,11 @@ load -parallel 2 -fetches 10 "$T/u.dead"
 check "refused port: 10 fetches, 10 connect failures, exit 0" \
 	test "$(fetches) $(line_count 'connect failures') $RC" = "10 10 0"
 check "refused port: errors on stderr" grep -q 'refused' <<<"$ERR"
-# Hand-made servers (perl-base is on every Debian): "silent" accepts and
-# never answers; "dribble" reads a request, sends a chunked "hello world"
+# The fake HTTP server of tests/http.sh: "silent" accepts and never
+# answers; "dribble" reads a request, sends a chunked "hello world"
 # (extension, trailer) one byte every 2 ms, and closes.
-FAKE_SERVER='
-	my ($port, $mode) = @ARGV;
-	$SIG{PIPE} = "IGNORE";
-	my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-	    LocalPort => $port, Listen => 64, ReuseAddr => 1) or die "$!";
-	my @held;
-	while (my $c = $s->accept) {
-		if ($mode eq "silent") { push @held, $c; next; }
-		my $req = "";
-		while ($req !~ /\r?\n\r?\n/) {
-			my $n = sysread($c, $req, 4096, length $req);
-			last unless $n;
-		}
-		if ($req !~ /\r?\n\r?\n/) { close $c; next; }	# a port probe
-		setsockopt($c, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1);
-		for my $ch (split //, "HTTP/1.1 200 OK\r\n" .
-		    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n" .
-		    "6;ext=1\r\n world\r\n0\r\nX-Trailer: x\r\n\r\n") {
-			syswrite($c, $ch);
-			select(undef, undef, undef, 0.002);
-		}
-		close $c;
-	}'
-SILENT=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$SILENT" silent
-DRIBBLE=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$DRIBBLE" dribble
-wait_port "$SILENT" && wait_port "$DRIBBLE"
+start_fake_http SILENT silent
+start_fake_http DRIBBLE dribble
 urls "$T/u.dribble" "http://127.0.0.1:$DRIBBLE/"
 load -checksum -parallel 2 -fetches 4 "$T/u.dribble"
 check "chunked response dribbled a byte at a time: 4 fetches, 44 bytes, no bad checksums" \
