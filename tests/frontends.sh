@@ -1,6 +1,8 @@
 # tests/frontends.sh: runnable copies of nginx.conf.example and
-# lighttpd.conf.example, for the tests and tools/slow-client-experiment.
-# Source it after tests/lib.sh (it uses spawn and wait_port).
+# lighttpd.conf.example, for the tests, scripts/demo and
+# tools/slow-client-experiment, and a static nginx for the tests of the
+# HTTP tools.  Source it after tests/lib.sh (it uses spawn, wait_port and
+# have_ipv6_loopback).
 #
 # A copy is the example with its own marked values replaced (port,
 # backend, pid, logs, temp paths), so the examples stay the one source of
@@ -9,6 +11,9 @@
 # its DIR.
 #
 #   nginx_conf DIR PORT BACKENDS [VARIANT...]   writes DIR/nginx.conf
+#   nginx_static_conf DIR PORT ROOT [VARIANT...]
+#                                               writes DIR/nginx.conf, a
+#                                               static file server
 #   start_nginx DIR                             starts it; sets NGINX_PID
 #   lighttpd_conf DIR PORT BACKEND [VARIANT...] writes DIR/lighttpd.conf
 #   start_lighttpd DIR                          starts it; sets LIGHTTPD_PID
@@ -124,6 +129,99 @@ nginx_conf() {
 		fi
 	} >"$rules"
 	fe_rewrite "$NGINX_EXAMPLE" "$dir/nginx.conf" "$rules" || return 1
+	echo "$port" >"$dir/port"
+}
+
+# nginx_static_conf DIR PORT ROOT [VARIANT...]: writes DIR/nginx.conf, not
+# from the example: one nginx process (no master) serving the files of
+# ROOT on 127.0.0.1:PORT, with its pid, error log and temp paths in DIR,
+# no access log, the worker as root when started as root, and /chunked/
+# serving the same files in chunked coding (sub_filter drops
+# Content-Length).  For the tests of the HTTP tools.  Variants:
+#   v6            also listen on [::1]:PORT, when the host has IPv6 loopback
+#   many          room for thousands of connections (4096 per worker, 8192
+#                 descriptors, a listen backlog of 4096)
+#   small_log     /small logs each request's status and end time ($msec)
+#                 to DIR/small.log
+#   varying       /varying answers a body of fixed length that differs
+#                 every time
+#   fastcgi=ADDR  /sleep goes to the FastCGI server at ADDR over kept
+#                 connections
+# Returns non-zero, saying why, on an unknown variant.
+nginx_static_conf() {
+	local dir=$1 port=$2 root=$3 v user="" listen6="" rlimit="" conns=1024
+	local backlog="" requests=1000000 logformat="" upstream="" locations=""
+	shift 3
+	for v in "$@"; do
+		case $v in
+		v6) have_ipv6_loopback && listen6="listen [::1]:$port;" ;;
+		many)
+			rlimit="worker_rlimit_nofile 8192;" conns=4096 backlog=" backlog=4096"
+			requests=100000000
+			;;
+		small_log)
+			logformat="log_format counted '\$status \$msec';"
+			locations+="
+		location = /small {
+			access_log $dir/small.log counted;
+		}"
+			;;
+		varying)
+			locations+='
+		location = /varying {
+			return 200 "$request_id\n";
+		}'
+			;;
+		fastcgi=*)
+			upstream="upstream backend {
+		server ${v#fastcgi=};
+		keepalive 16;
+	}"
+			locations+="
+		location = /sleep {
+			fastcgi_pass backend;
+			fastcgi_keep_conn on;
+			include /etc/nginx/fastcgi_params;
+			fastcgi_param SCRIPT_NAME /sleep;
+		}"
+			;;
+		*) echo "nginx_static_conf: unknown variant '$v'" >&2; return 2 ;;
+		esac
+	done
+	mkdir -p "$dir" || return 1
+	[ "$(id -u)" -eq 0 ] && user='user root;'
+	cat >"$dir/nginx.conf" <<CONF
+daemon off;
+master_process off;
+$user
+worker_processes 1;
+$rlimit
+error_log $dir/error.log;
+pid $dir/nginx.pid;
+events { worker_connections $conns; }
+http {
+	access_log off;
+	$logformat
+	$upstream
+	client_body_temp_path $dir/client_body;
+	proxy_temp_path $dir/proxy;
+	fastcgi_temp_path $dir/fastcgi;
+	uwsgi_temp_path $dir/uwsgi;
+	scgi_temp_path $dir/scgi;
+	default_type application/octet-stream;
+	keepalive_requests $requests;
+	server {
+		listen 127.0.0.1:$port$backlog;
+		$listen6
+		root $root;
+		location /chunked/ {
+			alias $root/;
+			sub_filter 'no such text in any test file' 'x';
+			sub_filter_types *;
+		}$locations
+	}
+}
+CONF
 	echo "$port" >"$dir/port"
 }
 

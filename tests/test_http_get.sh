@@ -3,9 +3,9 @@
 # a real nginx serving static files from a temp dir on a loopback port.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
+source "$(dirname "$0")/frontends.sh"
 
 HTTP_GET=$TOP/tools/http_get
-NGINX=${NGINX:-/usr/sbin/nginx}
 
 for need in "$HTTP_GET" "$NGINX" "$TOP/tests/bin/freeport"; do
 	if [ ! -x "$need" ]; then
@@ -17,58 +17,15 @@ done
 # kv KEY LINE: the value of KEY in a key=value summary line.
 kv() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 
-# start_nginx: static files from $T/www on 127.0.0.1:$PORT (and [::1]:$PORT
-# when the host has IPv6 loopback); /chunked/ serves the same files with
-# chunked coding (sub_filter drops Content-Length).
-start_nginx() {
-	local user= v6=
-	PORT=$(freeport)
-	mkdir -p "$T/nginx" "$T/www"
-	[ "$(id -u)" -eq 0 ] && user='user root;'
-	if have_ipv6_loopback; then
-		v6="listen [::1]:$PORT;"
-		HAVE_V6=1
-	fi
-	cat >"$T/nginx/nginx.conf" <<EOF
-daemon off;
-master_process off;
-$user
-worker_processes 1;
-error_log $T/nginx/error.log;
-pid $T/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $T/nginx/client_body;
-	proxy_temp_path $T/nginx/proxy;
-	fastcgi_temp_path $T/nginx/fastcgi;
-	uwsgi_temp_path $T/nginx/uwsgi;
-	scgi_temp_path $T/nginx/scgi;
-	default_type application/octet-stream;
-	keepalive_requests 1000000;
-	server {
-		listen 127.0.0.1:$PORT;
-		$v6
-		root $T/www;
-		location /chunked/ {
-			alias $T/www/;
-			sub_filter 'no such text in any test file' 'x';
-			sub_filter_types *;
-		}
-	}
-}
-EOF
-	spawn "$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log"
-	wait_port "$PORT"
-}
-
 printf 'Hello World\n' >"$T/small"		# 12 bytes
 mkdir -p "$T/www"
 cp "$T/small" "$T/www/small"
 pattern 96256 >"$T/www/big"			# 94 KiB
 head -c 1048576 /dev/urandom >"$T/www/1m"	# 1 MiB, every byte value
-HAVE_V6=
-if ! start_nginx; then
+# nginx serves $T/www on 127.0.0.1:$PORT (and [::1]:$PORT when the host
+# has IPv6 loopback); /chunked/ serves the same files in chunked coding.
+PORT=$(freeport)
+if ! nginx_static_conf "$T/nginx" "$PORT" "$T/www" v6 || ! start_nginx "$T/nginx"; then
 	not_ok "nginx starts"
 	cat "$T/nginx/error.log" >&2
 	finish
@@ -112,7 +69,7 @@ check "chunked: body=96256 and more bytes than body on the wire" \
 line=$("$HTTP_GET" --pause 0 --read-size 7 --output "$T/out.small7" "$BASE/small")
 check "tiny reads (7 bytes) still parse the head and body" \
 	same_file "$T/small" "$T/out.small7"
-if [ -n "$HAVE_V6" ]; then
+if have_ipv6_loopback; then
 	line=$("$HTTP_GET" --pause 0 --output "$T/out.v6" "http://[::1]:$PORT/small")
 	check "[IPv6] literal host" same_file "$T/small" "$T/out.v6"
 else

@@ -7,10 +7,10 @@
 # (at full speed http_load must not be slower than ab).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
+source "$(dirname "$0")/frontends.sh"
 
 HTTP_LOAD=$TOP/tools/http_load
 HTTP_GET=$TOP/tools/http_get
-NGINX=${NGINX:-/usr/sbin/nginx}
 
 for need in "$HTTP_LOAD" "$HTTP_GET" "$NGINX" "$TOP/tests/bin/freeport"; do
 	if [ ! -x "$need" ]; then
@@ -18,66 +18,6 @@ for need in "$HTTP_LOAD" "$HTTP_GET" "$NGINX" "$TOP/tests/bin/freeport"; do
 		finish
 	fi
 done
-
-# start_nginx: static files from $T/www on 127.0.0.1:$PORT.  /chunked/
-# serves them with chunked coding (sub_filter drops Content-Length);
-# /varying answers a fixed-length body that differs every time; /sleep
-# goes to evfcgid on $EVFCGID_PORT.  /small logs each request's status and
-# end time ($msec) to $T/nginx/small.log.
-start_nginx() {
-	local user=
-	PORT=$(freeport)
-	mkdir -p "$T/nginx"
-	[ "$(id -u)" -eq 0 ] && user='user root;'
-	cat >"$T/nginx/nginx.conf" <<EOF
-daemon off;
-master_process off;
-$user
-worker_processes 1;
-worker_rlimit_nofile 8192;
-error_log $T/nginx/error.log;
-pid $T/nginx/nginx.pid;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	log_format counted '\$status \$msec';
-	upstream evfcgid {
-		server 127.0.0.1:$EVFCGID_PORT;
-		keepalive 16;
-	}
-	client_body_temp_path $T/nginx/client_body;
-	proxy_temp_path $T/nginx/proxy;
-	fastcgi_temp_path $T/nginx/fastcgi;
-	uwsgi_temp_path $T/nginx/uwsgi;
-	scgi_temp_path $T/nginx/scgi;
-	default_type application/octet-stream;
-	keepalive_requests 100000000;
-	server {
-		listen 127.0.0.1:$PORT backlog=4096;
-		root $T/www;
-		location /chunked/ {
-			alias $T/www/;
-			sub_filter 'no such text in any test file' 'x';
-			sub_filter_types *;
-		}
-		location = /varying {
-			return 200 "\$request_id\n";
-		}
-		location = /small {
-			access_log $T/nginx/small.log counted;
-		}
-		location = /sleep {
-			fastcgi_pass evfcgid;
-			fastcgi_keep_conn on;
-			include /etc/nginx/fastcgi_params;
-			fastcgi_param SCRIPT_NAME /sleep;
-		}
-	}
-}
-EOF
-	spawn "$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log"
-	wait_port "$PORT"
-}
 
 # load ARGS...: runs http_load, summary in $OUT, stderr in $ERR, exit in $RC.
 load() {
@@ -103,7 +43,16 @@ mkdir -p "$T/www"
 printf 'Hello World\n' >"$T/www/small"		# 12 bytes
 pattern 96256 >"$T/www/big"			# 94 KiB
 head -c 1048576 /dev/urandom >"$T/www/1m"	# 1 MiB
-if ! start_evfcgid || ! start_nginx; then
+# nginx serves $T/www on 127.0.0.1:$PORT, with room for thousands of
+# connections; /chunked/ serves the same files in chunked coding;
+# /varying answers a fixed-length body that differs every time; /sleep
+# goes to evfcgid; /small logs each request's status and end time to
+# $T/nginx/small.log.
+PORT=$(freeport)
+if ! start_evfcgid ||
+    ! nginx_static_conf "$T/nginx" "$PORT" "$T/www" many small_log varying \
+	"fastcgi=127.0.0.1:$EVFCGID_PORT" ||
+    ! start_nginx "$T/nginx"; then
 	not_ok "evfcgid and nginx start"
 	cat "$T/nginx/error.log" >&2
 	finish
