@@ -7,6 +7,7 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 EVFCGID=$TOP/src/evfcgid
+BFCGID=${BFCGID:-$TOP/tools/blocking_fcgid}	# override: a sanitizer build
 T=$(mktemp -d "${TMPDIR:-/tmp}/evfcgid-test.XXXXXX")
 PIDS=()
 FAILS=0
@@ -168,4 +169,17 @@ start_evfcgid() {
 	spawn "$EVFCGID" --listen "127.0.0.1:$EVFCGID_PORT" "$@" 2>"$EVFCGID_LOG"
 	EVFCGID_PID=$SPAWNED
 	wait_port "$EVFCGID_PORT"
+}
+
+# start_blocking_fcgid ARGS...: tools/blocking_fcgid (the control group)
+# on a free loopback port with ARGS, its stderr added to $T/bfcgid.log;
+# sets BFCGID_ADDR (127.0.0.1:PORT) and BFCGID_PID; waits until it
+# accepts.
+start_blocking_fcgid() {
+	local port
+	port=$(freeport)
+	BFCGID_ADDR=127.0.0.1:$port
+	spawn "$BFCGID" --listen "$BFCGID_ADDR" "$@" 2>>"$T/bfcgid.log"
+	BFCGID_PID=$SPAWNED
+	wait_port "$port"
 }

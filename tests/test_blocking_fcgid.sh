@@ -7,7 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
 
-BFCGID=${BFCGID:-$TOP/tools/blocking_fcgid}	# override: a sanitizer build
 for c in cgi-fcgi perl "$BFCGID"; do
 	command -v "$c" >/dev/null || { not_ok "$c is available"; finish; }
 done
@@ -18,18 +17,6 @@ hello_within() {
 		timeout "$1" cgi-fcgi -bind -connect "$2" </dev/null 2>/dev/null |
 		grep -q '^Hello World'
 }
-
-# start PORT_VAR ARGS...: blocking_fcgid on a free loopback port; sets
-# the named variable to 127.0.0.1:PORT, and PID.
-start() {
-	local port
-	port=$(freeport)
-	spawn "$BFCGID" --listen "127.0.0.1:$port" "${@:2}" 2>>"$T/bfcgid.log"
-	PID=$SPAWNED
-	printf -v "$1" '%s' "127.0.0.1:$port"
-	wait_port "$port"
-}
-
 
 # sleeps4 ADDR: four /sleep?500 at once; prints how long they took (ms)
 # and fails unless all four answered.
@@ -58,7 +45,8 @@ stall() {
 }
 
 # --- One thread: every route, byte for byte.
-start A -t 1
+start_blocking_fcgid -t 1
+A=$BFCGID_ADDR PID=$BFCGID_PID
 printf 'Hello World\n' >"$T/hello"
 fcgi_check "/hello: Hello World, text/plain" "$A" /hello 200 "$T/hello" text/plain
 pattern 96256 >"$T/big"
@@ -118,7 +106,8 @@ rc=$?
 check "SIGTERM: exit 0 (got $rc)" test "$rc" -eq 0
 
 # --- Four threads share the accept.
-start B -t 4
+start_blocking_fcgid -t 4
+B=$BFCGID_ADDR
 check "-t 4: /status says threads 4" test "$(status_of "$B" threads)" = 4
 ms=$(sleeps4 "$B")
 check "-t 4: four /sleep?500 at once answer in parallel ($ms ms < 1500)" \

@@ -96,11 +96,9 @@ if start_fe "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $MAXBODY";
 	check "bin-path: lighttpd stopped evfcgid on its way out" wait_gone 5 "$child"
 fi
 
-if [ -x "$TOP/tools/blocking_fcgid" ]; then
-	bp=$(freeport)
-	spawn "$TOP/tools/blocking_fcgid" --listen "127.0.0.1:$bp" 2>"$T/blocking.log"
-	wait_port "$bp"
-	if start_fe "blocking_fcgid" "127.0.0.1:$bp"; then
+if [ -x "$BFCGID" ]; then
+	start_blocking_fcgid
+	if start_fe "blocking_fcgid" "$BFCGID_ADDR"; then
 		http_check "blocking_fcgid behind lighttpd: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
 		http_check "blocking_fcgid behind lighttpd: /big" "$URL/big" 200 "$T/exp/big"
 		stop_fe

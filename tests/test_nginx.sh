@@ -120,11 +120,9 @@ for v in buffered notemp nosndbuf; do
 		wait "$NGINX_PID" 2>/dev/null
 	fi
 done
-if [ -x "$TOP/tools/blocking_fcgid" ]; then
-	bp=$(freeport)
-	spawn "$TOP/tools/blocking_fcgid" --listen "127.0.0.1:$bp" 2>"$T/blocking.log"
-	wait_port "$bp"
-	if start_fe "blocking_fcgid" "127.0.0.1:$bp"; then
+if [ -x "$BFCGID" ]; then
+	start_blocking_fcgid
+	if start_fe "blocking_fcgid" "$BFCGID_ADDR"; then
 		http_check "blocking_fcgid behind nginx: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
 		http_check "blocking_fcgid behind nginx: /big" "$URL/big" 200 "$T/exp/big"
 		http_check "blocking_fcgid behind nginx: /size?1048579" "$URL/size?1048579" 200 "$T/exp.1m"
