@@ -1,8 +1,11 @@
 # tests/frontends.sh: runnable copies of nginx.conf.example and
 # lighttpd.conf.example, for the tests, scripts/demo and
-# tools/slow-client-experiment, and a static nginx for the tests of the
-# HTTP tools.  Source it after tests/lib.sh (it uses spawn, wait_port and
-# have_ipv6_loopback).
+# tools/slow-client-experiment; a static nginx for the tests of the HTTP
+# tools; and, for test_nginx.sh and test_lighttpd.sh, a front end per
+# check and the backpressure checks through it.  Source it after
+# tests/lib.sh (it uses spawn, freeport, wait_port, have_ipv6_loopback
+# and check); the backpressure checks also use status_of from
+# tests/http.sh.
 #
 # A copy is the example with its own marked values replaced (port,
 # backend, pid, logs, temp paths), so the examples stay the one source of
@@ -17,8 +20,13 @@
 #   start_nginx DIR                             starts it; sets NGINX_PID
 #   lighttpd_conf DIR PORT BACKEND [VARIANT...] writes DIR/lighttpd.conf
 #   start_lighttpd DIR                          starts it; sets LIGHTTPD_PID
-#   frontend_start NAME DIR PORT BACKEND        both steps by name;
+#   frontend_start NAME DIR PORT BACKEND [VARIANT...]
+#                                               both steps by name;
 #                                               sets FRONTEND_PID
+#   start_fe FRONTEND LABEL BACKEND [VARIANT...]
+#                                               frontend_start on a free
+#                                               port, in $T; sets URL
+#   stop_fe                                     stops it; sets FE_RC
 #
 # Backends are written as for evfcgid --listen: HOST:PORT, [V6]:PORT,
 # unix:/path.  Any FastCGI server will do (tools/blocking_fcgid too).
@@ -315,11 +323,12 @@ start_lighttpd() {
 	fi
 }
 
-# frontend_start NAME DIR PORT BACKEND: writes and starts a front end by
-# name; sets FRONTEND_PID.  NAME is nginx or lighttpd, optionally followed
-# by variants joined with "-": nginx-buffered, nginx-notemp,
-# nginx-nosndbuf, nginx-buffered-nosndbuf, lighttpd-stream0,
-# lighttpd-stream1 ...  BACKEND as for nginx_conf / lighttpd_conf.
+# frontend_start NAME DIR PORT BACKEND [VARIANT...]: writes and starts a
+# front end by name; sets FRONTEND_PID.  NAME is nginx or lighttpd,
+# optionally followed by variants joined with "-": nginx-buffered,
+# nginx-notemp, nginx-nosndbuf, nginx-buffered-nosndbuf, lighttpd-stream0,
+# lighttpd-stream1 ...; more variants may follow as arguments, as
+# nginx_conf and lighttpd_conf take them.  BACKEND as for those.
 frontend_start() {
 	local name=$1 dir=$2 port=$3 backend=$4 v parts
 	local -a variants=()
@@ -330,6 +339,7 @@ frontend_start() {
 		*) variants+=("$v") ;;
 		esac
 	done
+	variants+=("${@:5}")
 	case ${parts[0]} in
 	nginx)
 		nginx_conf "$dir" "$port" "$backend" "${variants[@]}" && start_nginx "$dir" &&
@@ -341,4 +351,80 @@ frontend_start() {
 		;;
 	*) echo "frontend_start: unknown front end '$name'" >&2; return 2 ;;
 	esac
+}
+
+# --- A front end per check (tests/test_nginx.sh, test_lighttpd.sh) ---------
+
+# start_fe FRONTEND LABEL BACKEND [VARIANT...]: FRONTEND (a NAME as
+# frontend_start takes it) on a free port, in a fresh directory under $T;
+# sets URL, FE_DIR and FRONTEND_PID.  Reports "LABEL: FRONTEND starts"
+# (not ok) only when it does not.
+FE_NO=0
+start_fe() {
+	local fe=$1 label=$2 backend=$3 port
+	shift 3
+	port=$(freeport)
+	FE_DIR=$T/$fe.$((++FE_NO))
+	if frontend_start "$fe" "$FE_DIR" "$port" "$backend" "$@"; then
+		URL=http://127.0.0.1:$port
+		return 0
+	fi
+	not_ok "$label: $fe starts"
+	return 1
+}
+
+# stop_fe: SIGTERM to the front end of start_fe; sets FE_RC to its exit
+# status.
+stop_fe() {
+	kill "$FRONTEND_PID"
+	wait "$FRONTEND_PID" 2>/dev/null
+	FE_RC=$?
+}
+
+# slow_client URL: curl reading URL at 64 KiB/s in the background (30 s at
+# most); sets SLOW_PID.
+slow_client() {
+	spawn curl -s -o /dev/null --limit-rate 64k --max-time 30 "$1"
+	SLOW_PID=$SPAWNED
+}
+
+# check_backpressure LABEL ADDR: a slow_client reads 64 MiB of /stream
+# through the front end at $URL; ok when, 2 s later, the daemon at ADDR is
+# still producing it, holds at most about its high watermark and counts
+# the client's socket as stalled.  Leaves the client reading (SLOW_PID).
+check_backpressure() {
+	local label=$1 addr=$2 active stalled queued hw
+	slow_client "$URL/stream?67108864"
+	sleep 2
+	read -r active stalled queued hw \
+		<<<"$(status_of "$addr" requests_active stalled_sockets bytes_queued high_water)"
+	echo "# $label, slow client: requests_active $active, stalled_sockets $stalled, bytes_queued $queued (high water $hw)"
+	check "$label: 2 s later the slow client's 64 MiB are still being produced" \
+		test "${active:-0}" -ge 2
+	check "$label: evfcgid holds at most about the high watermark ($queued <= $hw + 64k)" \
+		test "${queued:-0}" -le $((hw + 65536))
+	check "$label: evfcgid counts the slow client's socket as stalled ($stalled)" \
+		test "${stalled:-0}" -ge 1
+}
+
+# check_absorbed LABEL WHAT ADDR: the control of check_backpressure, for a
+# front end that buffers.  A slow_client reads 64 MiB of /stream through
+# it at $URL; ok when, within 10 s, the daemon at ADDR has nothing active
+# but the /status asking (WHAT says who took the answer) while the client
+# still reads.  Stops the client.
+check_absorbed() {
+	local label=$1 what=$2 addr=$3 i done_="" reading=""
+	slow_client "$URL/stream?67108864"
+	for ((i = 0; i < 100; i++)); do
+		sleep 0.1
+		if [ "$(status_of "$addr" requests_active)" = 1 ]; then
+			done_=$i
+			kill -0 "$SLOW_PID" 2>/dev/null && reading=1
+			break
+		fi
+	done
+	echo "# $label, slow client: the daemon was done within $(( ${done_:-100} * 100 + 100 )) ms"
+	check "$label (control): $what the daemon is done within 10 s" test -n "$done_"
+	check "$label (control): meanwhile the client is still reading" test -n "$reading"
+	kill "$SLOW_PID" 2>/dev/null
 }
