@@ -4,8 +4,8 @@
 # tools; and, for test_nginx.sh and test_lighttpd.sh, a front end per
 # check and the backpressure checks through it.  Source it after
 # tests/lib.sh (it uses spawn, freeport, wait_port, have_ipv6_loopback
-# and check); the backpressure checks also use status_of from
-# tests/http.sh.
+# and check); the checks through a front end also use status_of and
+# http_check from tests/http.sh.
 #
 # A copy is the example with its own marked values replaced (port,
 # backend, pid, logs, temp paths), so the examples stay the one source of
@@ -379,6 +379,28 @@ stop_fe() {
 	kill "$FRONTEND_PID"
 	wait "$FRONTEND_PID" 2>/dev/null
 	FE_RC=$?
+}
+
+# check_blocking_fcgid_behind FRONTEND [URI EXPECTED_BODY_FILE]...: the
+# control group, tools/blocking_fcgid, behind FRONTEND (as start_fe takes
+# it) serves /hello and /big as evfcgid does (the bodies http_route_checks
+# left in $T/exp), and each URI with its expected body.
+check_blocking_fcgid_behind() {
+	local fe=$1
+	shift
+	if [ ! -x "$BFCGID" ]; then
+		not_ok "tools/blocking_fcgid is built (make): the control group behind $fe"
+		return
+	fi
+	start_blocking_fcgid
+	start_fe "$fe" "blocking_fcgid" "$BFCGID_ADDR" || return
+	http_check "blocking_fcgid behind $fe: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
+	http_check "blocking_fcgid behind $fe: /big" "$URL/big" 200 "$T/exp/big"
+	while [ $# -ge 2 ]; do
+		http_check "blocking_fcgid behind $fe: $1" "$URL$1" 200 "$2"
+		shift 2
+	done
+	stop_fe
 }
 
 # slow_client URL: curl reading URL at 64 KiB/s in the background (30 s at

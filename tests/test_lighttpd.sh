@@ -72,16 +72,7 @@ if start_fe lighttpd "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $
 	check "bin-path: lighttpd stopped evfcgid on its way out" wait_gone 5 "$child"
 fi
 
-if [ -x "$BFCGID" ]; then
-	start_blocking_fcgid
-	if start_fe lighttpd "blocking_fcgid" "$BFCGID_ADDR"; then
-		http_check "blocking_fcgid behind lighttpd: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
-		http_check "blocking_fcgid behind lighttpd: /big" "$URL/big" 200 "$T/exp/big"
-		stop_fe
-	fi
-else
-	not_ok "tools/blocking_fcgid is built (make): the control group behind lighttpd"
-fi
+check_blocking_fcgid_behind lighttpd
 
 # --- Backpressure.  A client reading 64 MiB at 64 KiB/s: with
 # stream-response-body = 2 evfcgid is still producing two seconds later

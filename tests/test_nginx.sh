@@ -100,17 +100,7 @@ for v in buffered notemp nosndbuf; do
 		stop_fe
 	fi
 done
-if [ -x "$BFCGID" ]; then
-	start_blocking_fcgid
-	if start_fe nginx "blocking_fcgid" "$BFCGID_ADDR"; then
-		http_check "blocking_fcgid behind nginx: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
-		http_check "blocking_fcgid behind nginx: /big" "$URL/big" 200 "$T/exp/big"
-		http_check "blocking_fcgid behind nginx: /size?1048579" "$URL/size?1048579" 200 "$T/exp.1m"
-		stop_fe
-	fi
-else
-	not_ok "tools/blocking_fcgid is built (make): the control group behind nginx"
-fi
+check_blocking_fcgid_behind nginx "/size?1048579" "$T/exp.1m"
 
 # --- Backpressure.  A client reading 64 MiB at 64 KiB/s: with
 # fastcgi_buffering off (the example) evfcgid is still producing two
