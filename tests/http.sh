@@ -26,19 +26,36 @@ fcgi_req() {
 # body_of: strips the CGI header block from a response on stdin.
 body_of() { sed '1,/^\r$/d'; }
 
-# status_of ADDR KEY...: numbers from one /status of evfcgid (or
-# blocking_fcgid), asked
-# directly over FastCGI (ADDR as for cgi-fcgi -connect: HOST:PORT or a
-# socket path), space-separated in the order asked.  That request counts
-# in what it reports (one more request, one more connection).
-status_of() {
-	local addr=$1 k json out=""
-	shift
-	json=$(fcgi_req "$addr" /status 2>/dev/null)
+# json_numbers KEY...: the numbers of these keys in the JSON on stdin (a
+# /status answer), space-separated in the order asked.
+json_numbers() {
+	local k json out=""
+	json=$(cat)
 	for k in "$@"; do
 		out+="${out:+ }$(grep -o "\"$k\":[0-9]*" <<<"$json" | cut -d: -f2)"
 	done
 	echo "$out"
+}
+
+# status_of ADDR KEY...: numbers from one /status of evfcgid (or
+# blocking_fcgid), asked directly over FastCGI (ADDR as for cgi-fcgi
+# -connect: HOST:PORT or a socket path), space-separated in the order
+# asked.  That request counts in what it reports (one more request, one
+# more connection).
+status_of() {
+	local addr=$1
+	shift
+	fcgi_req "$addr" /status 2>/dev/null | json_numbers "$@"
+}
+
+# fcgi_hello ADDR [SECONDS]: true if /hello answers "Hello World" (within
+# SECONDS, when given).
+fcgi_hello() {
+	local -a limit=()
+	[ -n "${2:-}" ] && limit=(timeout "$2")
+	REQUEST_METHOD=GET REQUEST_URI=/hello QUERY_STRING= SCRIPT_NAME=/hello \
+		"${limit[@]}" cgi-fcgi -bind -connect "$1" </dev/null 2>/dev/null |
+		grep -q '^Hello World$'
 }
 
 # --- Checks of an answer ----------------------------------------------------

@@ -11,13 +11,6 @@ for c in cgi-fcgi perl "$BFCGID"; do
 	command -v "$c" >/dev/null || { not_ok "$c is available"; finish; }
 done
 
-# hello_within SECS ADDR: /hello answered within SECS seconds.
-hello_within() {
-	REQUEST_METHOD=GET REQUEST_URI=/hello QUERY_STRING= \
-		timeout "$1" cgi-fcgi -bind -connect "$2" </dev/null 2>/dev/null |
-		grep -q '^Hello World'
-}
-
 # sleeps4 ADDR: four /sleep?500 at once; prints how long they took (ms)
 # and fails unless all four answered.
 sleeps4() {
@@ -91,14 +84,14 @@ ms=$(sleeps4 "$A")
 check "-t 1: four /sleep?500 at once answer, one after another ($ms ms >= 2000)" \
 	test "$?" -eq 0 -a "$ms" -ge 2000
 stall "$A"
-if hello_within 3 "$A"; then
+if fcgi_hello "$A" 3; then
 	not_ok "-t 1: a client not reading /size?8388608 stalls /hello (it answered)"
 else
 	ok "-t 1: a client not reading /size?8388608 stalls /hello (none in 3 s)"
 fi
 kill "${STALLS[@]}"
 STALLS=()
-check "-t 1: once that client is gone, /hello answers again" hello_within 5 "$A"
+check "-t 1: once that client is gone, /hello answers again" fcgi_hello "$A" 5
 check "-t 1: the server survived the failed write" kill -0 "$PID"
 kill -TERM "$PID"
 wait "$PID"
@@ -113,15 +106,15 @@ ms=$(sleeps4 "$B")
 check "-t 4: four /sleep?500 at once answer in parallel ($ms ms < 1500)" \
 	test "$?" -eq 0 -a "$ms" -lt 1500
 stall "$B"
-check "-t 4: one client not reading, /hello still answers" hello_within 3 "$B"
+check "-t 4: one client not reading, /hello still answers" fcgi_hello "$B" 3
 stall "$B"; stall "$B"; stall "$B"
-if hello_within 3 "$B"; then
+if fcgi_hello "$B" 3; then
 	not_ok "-t 4: four clients not reading stall /hello (it answered)"
 else
 	ok "-t 4: four clients not reading stall /hello (none in 3 s)"
 fi
 kill "${STALLS[@]}"
-check "-t 4: once they are gone, /hello answers again" hello_within 5 "$B"
+check "-t 4: once they are gone, /hello answers again" fcgi_hello "$B" 5
 
 # --- Other listeners.
 sock=$T/b.sock

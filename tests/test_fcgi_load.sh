@@ -120,32 +120,26 @@ load -n 2 -p "X_EXTRA=a b=c" "$A" /hello
 check "-p adds a variable (value with = and space)" summary_is 2 200 2 0 0
 
 # --- connection reuse and multiplexing, from the daemon's counters ---
-# counters VAR_CONNS VAR_REQS: connections_total and requests from one
-# /status probe, which counts itself: one of each between two probes.
-counters() {
-	local s
-	s=$(fcgi_req "$A" /status)
-	printf -v "$1" '%s' "$(grep -o '"connections_total":[0-9]*' <<<"$s" | cut -d: -f2)"
-	printf -v "$2" '%s' "$(grep -o '"requests":[0-9]*' <<<"$s" | cut -d: -f2)"
-}
-counters c0 r0
+# connections_total and requests from one /status probe, which counts
+# itself: one of each between two probes.
+read -r c0 r0 <<<"$(status_of "$A" connections_total requests)"
 load -n 600 -c 5 -k "$A" /hello
-counters c1 r1
+read -r c1 r1 <<<"$(status_of "$A" connections_total requests)"
 echo "# -k -c 5 -n 600: connections_total $c0 -> $c1, requests $r0 -> $r1 (the probe is one of each)"
 check "-k -c 5 -n 600: all answered" summary_is 600 200 600 0 0
 check "-k: the daemon saw 5 connections for 600 requests" test $((c1 - c0 - 1)) -eq 5
 check "-k: the daemon saw 600 requests" test $((r1 - r0 - 1)) -eq 600
 load -n 200 -c 5 "$A" /hello
-counters c2 r2
+read -r c2 r2 <<<"$(status_of "$A" connections_total requests)"
 check "control, no -k: one connection per request (200)" test $((c2 - c1 - 1)) -eq 200
 load -n 400 -c 2 -k -m 4 "$A" /hello
-counters c3 r3
+read -r c3 r3 <<<"$(status_of "$A" connections_total requests)"
 check "-k -m 4 -c 2 -n 400: all answered over 2 connections" \
 	eval 'summary_is 400 200 400 0 0 && test $((c3 - c2 - 1)) -eq 2'
 t0=$(now_ns)
 load -n 4 -c 1 -k -m 4 "$A" "/sleep?300"
 wall=$(ms_since "$t0")
-counters c4 r4
+read -r c4 r4 <<<"$(status_of "$A" connections_total requests)"
 echo "# 4 x /sleep?300 multiplexed on one connection: $wall ms"
 check "-k -m 4: four 300 ms requests at once on one connection (${wall} ms < 900)" \
 	eval 'summary_is 4 200 4 0 0 && test $((c4 - c3 - 1)) -eq 1 -a "$wall" -lt 900'

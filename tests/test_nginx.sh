@@ -35,8 +35,7 @@ if start_fe nginx "example" "$A"; then
 	check "keepalive: backend connections reused ($dc new for 30 requests, $workers workers)" \
 		test "$dc" -le "$workers"
 	http_check "keepalive: /status through nginx" "$URL/status" 200 "" application/json
-	req=$(grep -o '"requests":[0-9]*' "$HTTP_BODY" | cut -d: -f2)
-	conns=$(grep -o '"connections_total":[0-9]*' "$HTTP_BODY" | cut -d: -f2)
+	read -r req conns < <(json_numbers requests connections_total <"$HTTP_BODY")
 	check "keepalive: /status shows requests ($req) > connections ($conns)" \
 		test "${req:-0}" -gt "${conns:-0}"
 	stop_fe
