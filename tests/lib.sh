@@ -155,6 +155,14 @@ rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # finish: exit status for the test script.
 finish() { [ "$FAILS" -eq 0 ]; exit $?; }
 
+# capture CMD...: runs CMD; its stdout in OUT, its stderr in ERR, its exit
+# status in RC.
+capture() {
+	OUT=$("$@" 2>"$T/capture.err")
+	RC=$?
+	ERR=$(cat "$T/capture.err")
+}
+
 # median: the median of the numbers on stdin, one per line ("-" for none).
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
@@ -183,3 +191,6 @@ start_blocking_fcgid() {
 	BFCGID_PID=$SPAWNED
 	wait_port "$port"
 }
+
+# ratio A B: A / B to three places (0 unless both are positive).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.3f", (a > 0 && b > 0 ? a / b : 0)) }'; }
