@@ -4,6 +4,11 @@
 # tests/run-tests counts ("ok - name" / "not ok - name").  Then, as a test
 # needs them: tests/http.sh (requests over FastCGI and HTTP, and the checks
 # of their answers) and tests/frontends.sh (nginx and lighttpd).
+#
+# Here: reporting; processes (spawn, start_evfcgid, start_blocking_fcgid);
+# ports and waiting (freeport, wait_port on an address as evfcgid --listen
+# takes it, wait_until, wait_for_line, wait_gone ...); time (now_ns,
+# ms_since); the demo body (pattern, same_file); numbers (median, ratio).
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 EVFCGID=$TOP/src/evfcgid
@@ -29,6 +34,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# --- Reporting --------------------------------------------------------
+
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }
 
@@ -39,8 +46,18 @@ check() {
 	if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
 
-# freeport [N]: N free loopback TCP ports, one per line.
-freeport() { "$TOP/tests/bin/freeport" "${1:-1}"; }
+# finish: exit status for the test script.
+finish() { [ "$FAILS" -eq 0 ]; exit $?; }
+
+# capture CMD...: runs CMD; its stdout in OUT, its stderr in ERR, its exit
+# status in RC.
+capture() {
+	OUT=$("$@" 2>"$T/capture.err")
+	RC=$?
+	ERR=$(cat "$T/capture.err")
+}
+
+# --- Processes --------------------------------------------------------
 
 # spawn CMD...: starts CMD in the background; it is stopped on exit.
 # Sets SPAWNED to its pid.
@@ -49,6 +66,37 @@ spawn() {
 	SPAWNED=$!
 	PIDS+=("$SPAWNED")
 }
+
+# start_evfcgid ARGS...: starts the daemon on a free loopback port with
+# ARGS; sets EVFCGID_PORT, EVFCGID_PID, EVFCGID_LOG; waits until it accepts.
+start_evfcgid() {
+	EVFCGID_PORT=$(freeport)
+	EVFCGID_LOG=$T/evfcgid.$EVFCGID_PORT.log
+	spawn "$EVFCGID" --listen "127.0.0.1:$EVFCGID_PORT" "$@" 2>"$EVFCGID_LOG"
+	EVFCGID_PID=$SPAWNED
+	wait_port "$EVFCGID_PORT"
+}
+
+# start_blocking_fcgid ARGS...: tools/blocking_fcgid (the control group)
+# on a free loopback port with ARGS, its stderr added to $T/bfcgid.log;
+# sets BFCGID_ADDR (127.0.0.1:PORT) and BFCGID_PID; waits until it
+# accepts.
+start_blocking_fcgid() {
+	local port
+	port=$(freeport)
+	BFCGID_ADDR=127.0.0.1:$port
+	spawn "$BFCGID" --listen "$BFCGID_ADDR" "$@" 2>>"$T/bfcgid.log"
+	BFCGID_PID=$SPAWNED
+	wait_port "$port"
+}
+
+# rss_kib PID: resident set size in KiB.
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+
+# --- Ports and waiting ------------------------------------------------
+
+# freeport [N]: N free loopback TCP ports, one per line.
+freeport() { "$TOP/tests/bin/freeport" "${1:-1}"; }
 
 # port_accepts ADDR: true if ADDR accepts a connection now.  ADDR is
 # written as for evfcgid --listen (HOST:PORT, [V6]:PORT, unix:/path) or is
@@ -126,11 +174,22 @@ have_ipv6_loopback() {
 	grep -q '^00000000000000000000000000000001' /proc/net/if_inet6 2>/dev/null
 }
 
+# sndbuf_of PORT: the largest send buffer (ss's skmem tb) among the
+# established connections whose local port is PORT.
+sndbuf_of() {
+	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
+		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
+}
+
+# --- Time -------------------------------------------------------------
+
 # now_ns: the wall clock in nanoseconds, for ms_since.
 now_ns() { date +%s%N; }
 
 # ms_since NS: whole milliseconds since NS, a value of now_ns.
 ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }
+
+# --- The demo body ----------------------------------------------------
 
 # pattern N: the demo body of N bytes on stdout.
 pattern() { yes "$PATTERN_LINE" | head -c "$1"; }
@@ -142,54 +201,12 @@ same_file() {
 	return 1
 }
 
-# sndbuf_of PORT: the largest send buffer (ss's skmem tb) among the
-# established connections whose local port is PORT.
-sndbuf_of() {
-	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
-		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
-}
-
-# rss_kib PID: resident set size in KiB.
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-
-# finish: exit status for the test script.
-finish() { [ "$FAILS" -eq 0 ]; exit $?; }
-
-# capture CMD...: runs CMD; its stdout in OUT, its stderr in ERR, its exit
-# status in RC.
-capture() {
-	OUT=$("$@" 2>"$T/capture.err")
-	RC=$?
-	ERR=$(cat "$T/capture.err")
-}
+# --- Numbers ----------------------------------------------------------
 
 # median: the median of the numbers on stdin, one per line ("-" for none).
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
 		else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# start_evfcgid ARGS...: starts the daemon on a free loopback port with
-# ARGS; sets EVFCGID_PORT, EVFCGID_PID, EVFCGID_LOG; waits until it accepts.
-start_evfcgid() {
-	EVFCGID_PORT=$(freeport)
-	EVFCGID_LOG=$T/evfcgid.$EVFCGID_PORT.log
-	spawn "$EVFCGID" --listen "127.0.0.1:$EVFCGID_PORT" "$@" 2>"$EVFCGID_LOG"
-	EVFCGID_PID=$SPAWNED
-	wait_port "$EVFCGID_PORT"
-}
-
-# start_blocking_fcgid ARGS...: tools/blocking_fcgid (the control group)
-# on a free loopback port with ARGS, its stderr added to $T/bfcgid.log;
-# sets BFCGID_ADDR (127.0.0.1:PORT) and BFCGID_PID; waits until it
-# accepts.
-start_blocking_fcgid() {
-	local port
-	port=$(freeport)
-	BFCGID_ADDR=127.0.0.1:$port
-	spawn "$BFCGID" --listen "$BFCGID_ADDR" "$@" 2>>"$T/bfcgid.log"
-	BFCGID_PID=$SPAWNED
-	wait_port "$port"
 }
 
 # ratio A B: A / B to three places (0 unless both are positive).
