@@ -53,7 +53,7 @@ status_of() {
 fcgi_hello() {
 	local -a limit=()
 	[ -n "${2:-}" ] && limit=(timeout "$2")
-	REQUEST_METHOD=GET REQUEST_URI=/hello QUERY_STRING= SCRIPT_NAME=/hello \
+	REQUEST_METHOD=GET REQUEST_URI=/hello QUERY_STRING="" SCRIPT_NAME=/hello \
 		"${limit[@]}" cgi-fcgi -bind -connect "$1" </dev/null 2>/dev/null |
 		grep -q '^Hello World$'
 }

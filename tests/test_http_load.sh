@@ -189,7 +189,7 @@ check "-Throttle 500000 (bytes/s): 1 MiB takes 1.5..3.5 s, bytes intact" \
 t0=$(now_ns)
 http_load -throttle -parallel 2 -fetches 2 "$T/u.small"
 check "-throttle (modem) on a small file: quick and complete" \
-	test "$(fetches) $(code 200)" = "2 2" -a $(ms_since "$t0") -lt 1500
+	test "$(fetches) $(code 200)" = "2 2" -a "$(ms_since "$t0")" -lt 1500
 http_load -verbose -parallel 2 -fetches 20 "$T/u.small"
 check "-verbose runs" test "$(fetches) $RC" = "20 0"
 
