@@ -27,6 +27,8 @@
 #                                               frontend_start on a free
 #                                               port, in $T; sets URL
 #   stop_fe                                     stops it; sets FE_RC
+#   slow_client URL, check_backpressure, check_absorbed,
+#   check_blocking_fcgid_behind                 checks through it
 #
 # Backends are written as for evfcgid --listen: HOST:PORT, [V6]:PORT,
 # unix:/path.  Any FastCGI server will do (tools/blocking_fcgid too).
