@@ -1,6 +1,11 @@
 # tests/frontends.sh: runnable copies of nginx.conf.example and
-# lighttpd.conf.example, for the tests and tools/slow-client-experiment.
-# Source it after tests/lib.sh (it uses spawn, wait_port and wait_file).
+# lighttpd.conf.example, for the tests, scripts/demo and
+# tools/slow-client-experiment; a static nginx for the tests of the HTTP
+# tools; and, for test_nginx.sh and test_lighttpd.sh, a front end per
+# check and the backpressure checks through it.  Source it after
+# tests/lib.sh (it uses spawn, freeport, wait_port, have_ipv6_loopback
+# and check); the checks through a front end also use status_of and
+# http_check from tests/http.sh.
 #
 # A copy is the example with its own marked values replaced (port,
 # backend, pid, logs, temp paths), so the examples stay the one source of
@@ -9,11 +14,21 @@
 # its DIR.
 #
 #   nginx_conf DIR PORT BACKENDS [VARIANT...]   writes DIR/nginx.conf
+#   nginx_static_conf DIR PORT ROOT [VARIANT...]
+#                                               writes DIR/nginx.conf, a
+#                                               static file server
 #   start_nginx DIR                             starts it; sets NGINX_PID
 #   lighttpd_conf DIR PORT BACKEND [VARIANT...] writes DIR/lighttpd.conf
 #   start_lighttpd DIR                          starts it; sets LIGHTTPD_PID
-#   frontend_start NAME DIR PORT BACKEND        both steps by name;
+#   frontend_start NAME DIR PORT BACKEND [VARIANT...]
+#                                               both steps by name;
 #                                               sets FRONTEND_PID
+#   start_fe FRONTEND LABEL BACKEND [VARIANT...]
+#                                               frontend_start on a free
+#                                               port, in $T; sets URL
+#   stop_fe                                     stops it; sets FE_RC
+#   slow_client URL, check_backpressure, check_absorbed,
+#   check_blocking_fcgid_behind                 checks through it
 #
 # Backends are written as for evfcgid --listen: HOST:PORT, [V6]:PORT,
 # unix:/path.  Any FastCGI server will do (tools/blocking_fcgid too).
@@ -127,6 +142,99 @@ nginx_conf() {
 	echo "$port" >"$dir/port"
 }
 
+# nginx_static_conf DIR PORT ROOT [VARIANT...]: writes DIR/nginx.conf, not
+# from the example: one nginx process (no master) serving the files of
+# ROOT on 127.0.0.1:PORT, with its pid, error log and temp paths in DIR,
+# no access log, the worker as root when started as root, and /chunked/
+# serving the same files in chunked coding (sub_filter drops
+# Content-Length).  For the tests of the HTTP tools.  Variants:
+#   v6            also listen on [::1]:PORT, when the host has IPv6 loopback
+#   many          room for thousands of connections (4096 per worker, 8192
+#                 descriptors, a listen backlog of 4096)
+#   small_log     /small logs each request's status and end time ($msec)
+#                 to DIR/small.log
+#   varying       /varying answers a body of fixed length that differs
+#                 every time
+#   fastcgi=ADDR  /sleep goes to the FastCGI server at ADDR over kept
+#                 connections
+# Returns non-zero, saying why, on an unknown variant.
+nginx_static_conf() {
+	local dir=$1 port=$2 root=$3 v user="" listen6="" rlimit="" conns=1024
+	local backlog="" requests=1000000 logformat="" upstream="" locations=""
+	shift 3
+	for v in "$@"; do
+		case $v in
+		v6) have_ipv6_loopback && listen6="listen [::1]:$port;" ;;
+		many)
+			rlimit="worker_rlimit_nofile 8192;" conns=4096 backlog=" backlog=4096"
+			requests=100000000
+			;;
+		small_log)
+			logformat="log_format counted '\$status \$msec';"
+			locations+="
+		location = /small {
+			access_log $dir/small.log counted;
+		}"
+			;;
+		varying)
+			locations+='
+		location = /varying {
+			return 200 "$request_id\n";
+		}'
+			;;
+		fastcgi=*)
+			upstream="upstream backend {
+		server ${v#fastcgi=};
+		keepalive 16;
+	}"
+			locations+="
+		location = /sleep {
+			fastcgi_pass backend;
+			fastcgi_keep_conn on;
+			include /etc/nginx/fastcgi_params;
+			fastcgi_param SCRIPT_NAME /sleep;
+		}"
+			;;
+		*) echo "nginx_static_conf: unknown variant '$v'" >&2; return 2 ;;
+		esac
+	done
+	mkdir -p "$dir" || return 1
+	[ "$(id -u)" -eq 0 ] && user='user root;'
+	cat >"$dir/nginx.conf" <<CONF
+daemon off;
+master_process off;
+$user
+worker_processes 1;
+$rlimit
+error_log $dir/error.log;
+pid $dir/nginx.pid;
+events { worker_connections $conns; }
+http {
+	access_log off;
+	$logformat
+	$upstream
+	client_body_temp_path $dir/client_body;
+	proxy_temp_path $dir/proxy;
+	fastcgi_temp_path $dir/fastcgi;
+	uwsgi_temp_path $dir/uwsgi;
+	scgi_temp_path $dir/scgi;
+	default_type application/octet-stream;
+	keepalive_requests $requests;
+	server {
+		listen 127.0.0.1:$port$backlog;
+		$listen6
+		root $root;
+		location /chunked/ {
+			alias $root/;
+			sub_filter 'no such text in any test file' 'x';
+			sub_filter_types *;
+		}$locations
+	}
+}
+CONF
+	echo "$port" >"$dir/port"
+}
+
 # start_nginx DIR: checks and starts nginx on DIR/nginx.conf, waits until
 # its port accepts; sets NGINX_PID (the master, stopped on exit).  On
 # failure prints nginx's complaint and returns non-zero.
@@ -217,11 +325,12 @@ start_lighttpd() {
 	fi
 }
 
-# frontend_start NAME DIR PORT BACKEND: writes and starts a front end by
-# name; sets FRONTEND_PID.  NAME is nginx or lighttpd, optionally followed
-# by variants joined with "-": nginx-buffered, nginx-notemp,
-# nginx-nosndbuf, nginx-buffered-nosndbuf, lighttpd-stream0,
-# lighttpd-stream1 ...  BACKEND as for nginx_conf / lighttpd_conf.
+# frontend_start NAME DIR PORT BACKEND [VARIANT...]: writes and starts a
+# front end by name; sets FRONTEND_PID.  NAME is nginx or lighttpd,
+# optionally followed by variants joined with "-": nginx-buffered,
+# nginx-notemp, nginx-nosndbuf, nginx-buffered-nosndbuf, lighttpd-stream0,
+# lighttpd-stream1 ...; more variants may follow as arguments, as
+# nginx_conf and lighttpd_conf take them.  BACKEND as for those.
 frontend_start() {
 	local name=$1 dir=$2 port=$3 backend=$4 v parts
 	local -a variants=()
@@ -232,6 +341,7 @@ frontend_start() {
 		*) variants+=("$v") ;;
 		esac
 	done
+	variants+=("${@:5}")
 	case ${parts[0]} in
 	nginx)
 		nginx_conf "$dir" "$port" "$backend" "${variants[@]}" && start_nginx "$dir" &&
@@ -245,89 +355,100 @@ frontend_start() {
 	esac
 }
 
-# --- Checks through a front end (tests/test_nginx.sh, test_lighttpd.sh) ------
+# --- A front end per check (tests/test_nginx.sh, test_lighttpd.sh) ---------
 
-# http_check NAME URL STATUS [EXPECTED_BODY_FILE [TYPE [POST_FILE]]]: one
-# request with curl (a POST of POST_FILE when given); ok when the answer
-# has that HTTP status, a Content-Type (TYPE, if given), a Content-Length
-# equal to the body's size, and the expected body byte for byte.  Leaves
-# the body in $HTTP_BODY.
-HTTP_NO=0
-http_check() {
-	local name=$1 url=$2 status=$3 exp=${4:-} type=${5:-} post=${6:-}
-	local r=$T/http.$((++HTTP_NO)) code ct cl n why=""
-	local -a args=(-sS -o "$r.b" -D "$r.h" -w '%{http_code}' --max-time 60)
-	[ -n "$post" ] && args+=(--data-binary "@$post" -H 'Content-Type: application/octet-stream' -H 'Expect:')
-	code=$(curl "${args[@]}" "$url" 2>"$r.err")
-	HTTP_BODY=$r.b
-	[ -e "$r.b" ] || : >"$r.b"
-	ct=$(http_header "$r.h" Content-Type)
-	cl=$(http_header "$r.h" Content-Length)
-	n=$(stat -c %s "$r.b")
-	[ "$code" = "$status" ] || why+=" HTTP $code (expected $status) $(head -c 200 "$r.err")"
-	[ -n "$ct" ] || why+=" no Content-Type"
-	[ -z "$type" ] || [ "$ct" = "$type" ] || why+=" Content-Type '$ct' (expected $type)"
-	[ "$cl" = "$n" ] || why+=" Content-Length '$cl' for a body of $n bytes"
-	if [ -n "$exp" ] && ! cmp -s "$r.b" "$exp"; then
-		why+=" body of $n bytes differs from the expected $(stat -c %s "$exp")"
-		why+=" ($(cmp "$r.b" "$exp" 2>&1 | head -n 1))"
+# start_fe FRONTEND LABEL BACKEND [VARIANT...]: FRONTEND (a NAME as
+# frontend_start takes it) on a free port, in a fresh directory under $T;
+# sets URL, FE_DIR and FRONTEND_PID.  Reports "LABEL: FRONTEND starts"
+# (not ok) only when it does not.
+FE_NO=0
+start_fe() {
+	local fe=$1 label=$2 backend=$3 port
+	shift 3
+	port=$(freeport)
+	FE_DIR=$T/$fe.$((++FE_NO))
+	if frontend_start "$fe" "$FE_DIR" "$port" "$backend" "$@"; then
+		URL=http://127.0.0.1:$port
+		return 0
 	fi
-	if [ -z "$why" ]; then ok "$name"; else echo "# $name:$why"; not_ok "$name"; fi
+	not_ok "$label: $fe starts"
+	return 1
 }
 
-# http_header FILE NAME: the value of NAME in the last header block of a
-# curl -D FILE (case-insensitive, CR removed).
-http_header() {
-	tr -d '\r' <"$1" | awk -v n="$2" 'BEGIN { n = tolower(n) }
-		/^HTTP\// { v = "" }
-		{ i = index($0, ":"); if (i && tolower(substr($0, 1, i - 1)) == n) {
-			v = substr($0, i + 1); sub(/^[ \t]+/, "", v) } }
-		END { print v }'
+# stop_fe: SIGTERM to the front end of start_fe; sets FE_RC to its exit
+# status.
+stop_fe() {
+	kill "$FRONTEND_PID"
+	wait "$FRONTEND_PID" 2>/dev/null
+	FE_RC=$?
 }
 
-# jq_true FILTER FILE: FILE is JSON and FILTER is true of it.
-jq_true() { jq -e "$1" "$2" >/dev/null 2>&1; }
-
-# http_route_checks LABEL BASE_URL MAX_SIZE MAX_BODY: every demo route
-# through a front end, byte for byte, against evfcgid started with
-# --max-size MAX_SIZE --max-body MAX_BODY (both under 64 MiB, the front
-# ends' own body cap).  Test names start with LABEL.
-http_route_checks() {
-	local l=$1 u=$2 maxsize=$3 maxbody=$4 n ms start
-	mkdir -p "$T/exp"
-	printf 'Hello World\n' >"$T/exp/hello"
-	http_check "$l: /hello" "$u/hello" 200 "$T/exp/hello" text/plain
-	pattern 96256 >"$T/exp/big"
-	http_check "$l: /big, 96256 bytes" "$u/big" 200 "$T/exp/big"
-	for n in 0 1 7 8 9 65527 65528 65535 65536 65537 131072 1048579; do
-		[ -e "$T/exp/$n" ] || pattern "$n" >"$T/exp/$n"
-		http_check "$l: /size?$n" "$u/size?$n" 200 "$T/exp/$n"
-	done
-	for n in 0 1 65536 1048579; do
-		http_check "$l: /stream?$n" "$u/stream?$n" 200 "$T/exp/$n"
-	done
-	http_check "$l: /size above --max-size: 413" "$u/size?$((maxsize + 1))" 413
-	[ -e "$T/exp/in.5m" ] || head -c 5242880 /dev/urandom >"$T/exp/in.5m"
-	http_check "$l: POST /echo, 5 MiB of random bytes back" "$u/echo" 200 \
-		"$T/exp/in.5m" "" "$T/exp/in.5m"
-	: >"$T/exp/empty"
-	http_check "$l: POST /echo, empty body" "$u/echo" 200 "$T/exp/empty" "" "$T/exp/empty"
-	[ -e "$T/exp/over" ] || head -c "$((maxbody + 1))" /dev/zero >"$T/exp/over"
-	http_check "$l: POST /echo above --max-body: 413" "$u/echo" 413 "" "" "$T/exp/over"
-	printf 'slept 200 ms\n' >"$T/exp/slept"
-	start=$(date +%s%N)
-	http_check "$l: /sleep?200" "$u/sleep?200" 200 "$T/exp/slept"
-	ms=$(( ($(date +%s%N) - start) / 1000000 ))
-	check "$l: /sleep?200 took at least 200 ms ($ms ms)" test "$ms" -ge 200
-	http_check "$l: /status, application/json" "$u/status" 200 "" application/json
-	if command -v jq >/dev/null; then
-		check "$l: /status is JSON with requests and connections_total" \
-			jq_true '(.requests | numbers) and (.connections_total | numbers)' "$HTTP_BODY"
-	else
-		check "$l: /status has requests and connections_total" \
-			grep -q '"requests":[0-9].*"connections_total":[0-9]\|"connections_total":[0-9].*"requests":[0-9]' "$HTTP_BODY"
+# check_blocking_fcgid_behind FRONTEND [URI EXPECTED_BODY_FILE]...: the
+# control group, tools/blocking_fcgid, behind FRONTEND (as start_fe takes
+# it) serves /hello and /big as evfcgid does (the bodies http_route_checks
+# left in $T/exp), and each URI with its expected body.
+check_blocking_fcgid_behind() {
+	local fe=$1
+	shift
+	if [ ! -x "$BFCGID" ]; then
+		not_ok "tools/blocking_fcgid is built (make): the control group behind $fe"
+		return
 	fi
-	http_check "$l: /nope: 404" "$u/nope" 404
-	http_check "$l: /size?abc: 400" "$u/size?abc" 400
-	http_check "$l: /stream?12x: 400" "$u/stream?12x" 400
+	start_blocking_fcgid
+	start_fe "$fe" "blocking_fcgid" "$BFCGID_ADDR" || return
+	http_check "blocking_fcgid behind $fe: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
+	http_check "blocking_fcgid behind $fe: /big" "$URL/big" 200 "$T/exp/big"
+	while [ $# -ge 2 ]; do
+		http_check "blocking_fcgid behind $fe: $1" "$URL$1" 200 "$2"
+		shift 2
+	done
+	stop_fe
+}
+
+# slow_client URL: curl reading URL at 64 KiB/s in the background (30 s at
+# most); sets SLOW_PID.
+slow_client() {
+	spawn curl -s -o /dev/null --limit-rate 64k --max-time 30 "$1"
+	SLOW_PID=$SPAWNED
+}
+
+# check_backpressure LABEL ADDR: a slow_client reads 64 MiB of /stream
+# through the front end at $URL; ok when, 2 s later, the daemon at ADDR is
+# still producing it, holds at most about its high watermark and counts
+# the client's socket as stalled.  Leaves the client reading (SLOW_PID).
+check_backpressure() {
+	local label=$1 addr=$2 active stalled queued hw
+	slow_client "$URL/stream?67108864"
+	sleep 2
+	read -r active stalled queued hw \
+		<<<"$(status_of "$addr" requests_active stalled_sockets bytes_queued high_water)"
+	echo "# $label, slow client: requests_active $active, stalled_sockets $stalled, bytes_queued $queued (high water $hw)"
+	check "$label: 2 s later the slow client's 64 MiB are still being produced" \
+		test "${active:-0}" -ge 2
+	check "$label: evfcgid holds at most about the high watermark ($queued <= $hw + 64k)" \
+		test "${queued:-0}" -le $((hw + 65536))
+	check "$label: evfcgid counts the slow client's socket as stalled ($stalled)" \
+		test "${stalled:-0}" -ge 1
+}
+
+# check_absorbed LABEL WHAT ADDR: the control of check_backpressure, for a
+# front end that buffers.  A slow_client reads 64 MiB of /stream through
+# it at $URL; ok when, within 10 s, the daemon at ADDR has nothing active
+# but the /status asking (WHAT says who took the answer) while the client
+# still reads.  Stops the client.
+check_absorbed() {
+	local label=$1 what=$2 addr=$3 i done_="" reading=""
+	slow_client "$URL/stream?67108864"
+	for ((i = 0; i < 100; i++)); do
+		sleep 0.1
+		if [ "$(status_of "$addr" requests_active)" = 1 ]; then
+			done_=$i
+			kill -0 "$SLOW_PID" 2>/dev/null && reading=1
+			break
+		fi
+	done
+	echo "# $label, slow client: the daemon was done within $(( ${done_:-100} * 100 + 100 )) ms"
+	check "$label (control): $what the daemon is done within 10 s" test -n "$done_"
+	check "$label (control): meanwhile the client is still reading" test -n "$reading"
+	kill "$SLOW_PID" 2>/dev/null
 }

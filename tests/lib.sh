@@ -1,10 +1,18 @@
 # tests/lib.sh: shared helpers for the integration tests (bash).
 # Source it first: it makes a scratch dir $T, stops every process started
 # with spawn() on exit, and gives ok/not_ok reporting in the form
-# tests/run-tests counts ("ok - name" / "not ok - name").
+# tests/run-tests counts ("ok - name" / "not ok - name").  Then, as a test
+# needs them: tests/http.sh (requests over FastCGI and HTTP, and the checks
+# of their answers) and tests/frontends.sh (nginx and lighttpd).
+#
+# Here: reporting; processes (spawn, start_evfcgid, start_blocking_fcgid);
+# ports and waiting (freeport, wait_port on an address as evfcgid --listen
+# takes it, wait_until, wait_for_line, wait_gone ...); time (now_ns,
+# ms_since); the demo body (pattern, same_file); numbers (median, ratio).
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 EVFCGID=$TOP/src/evfcgid
+BFCGID=${BFCGID:-$TOP/tools/blocking_fcgid}	# override: a sanitizer build
 T=$(mktemp -d "${TMPDIR:-/tmp}/evfcgid-test.XXXXXX")
 PIDS=()
 FAILS=0
@@ -26,6 +34,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# --- Reporting --------------------------------------------------------
+
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }
 
@@ -36,8 +46,18 @@ check() {
 	if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
 
-# freeport [N]: N free loopback TCP ports, one per line.
-freeport() { "$TOP/tests/bin/freeport" "${1:-1}"; }
+# finish: exit status for the test script.
+finish() { [ "$FAILS" -eq 0 ]; exit $?; }
+
+# capture CMD...: runs CMD; its stdout in OUT, its stderr in ERR, its exit
+# status in RC.
+capture() {
+	OUT=$("$@" 2>"$T/capture.err")
+	RC=$?
+	ERR=$(cat "$T/capture.err")
+}
+
+# --- Processes --------------------------------------------------------
 
 # spawn CMD...: starts CMD in the background; it is stopped on exit.
 # Sets SPAWNED to its pid.
@@ -45,92 +65,6 @@ spawn() {
 	"$@" &
 	SPAWNED=$!
 	PIDS+=("$SPAWNED")
-}
-
-# wait_port PORT [SECONDS]: waits until 127.0.0.1:PORT accepts.
-wait_port() {
-	local i
-	for ((i = 0; i < ${2:-10} * 20; i++)); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.05
-	done
-	echo "# port $1 did not open" >&2
-	return 1
-}
-
-# wait_file PATH [SECONDS]: waits until PATH exists (a unix socket, a pid file).
-wait_file() {
-	local i
-	for ((i = 0; i < ${2:-10} * 20; i++)); do
-		[ -e "$1" ] && return 0
-		sleep 0.05
-	done
-	echo "# $1 did not appear" >&2
-	return 1
-}
-
-# pattern N: the demo body of N bytes on stdout.
-pattern() { yes "$PATTERN_LINE" | head -c "$1"; }
-
-# same_file A B: byte-for-byte equal, else a diagnostic naming sizes.
-same_file() {
-	if cmp -s "$1" "$2"; then return 0; fi
-	echo "# $1 ($(stat -c %s "$1" 2>/dev/null) bytes) differs from $2 ($(stat -c %s "$2" 2>/dev/null) bytes)" >&2
-	return 1
-}
-
-# sndbuf_of PORT: the largest send buffer (ss's skmem tb) among the
-# established connections whose local port is PORT.
-sndbuf_of() {
-	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
-		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
-}
-
-# rss_kib PID: resident set size in KiB.
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-
-# finish: exit status for the test script.
-finish() { [ "$FAILS" -eq 0 ]; exit $?; }
-
-# fcgi_req ADDR URI [BODYFILE]: one request through libfcgi's cgi-fcgi;
-# prints the CGI response (headers and body) on stdout.
-fcgi_req() {
-	local uri=$2 q=""
-	[[ $uri == *\?* ]] && q=${uri#*\?}
-	if [ -n "${3:-}" ]; then
-		REQUEST_METHOD=POST REQUEST_URI=$uri QUERY_STRING=$q \
-		CONTENT_LENGTH=$(stat -c %s "$3") SCRIPT_NAME=${uri%%\?*} \
-			cgi-fcgi -bind -connect "$1" <"$3"
-	else
-		REQUEST_METHOD=GET REQUEST_URI=$uri QUERY_STRING=$q \
-		SCRIPT_NAME=${uri%%\?*} cgi-fcgi -bind -connect "$1" </dev/null
-	fi
-}
-
-# body_of: strips the CGI header block from a response on stdin.
-body_of() { sed '1,/^\r$/d'; }
-
-# status_of ADDR KEY...: numbers from one /status of evfcgid (or
-# blocking_fcgid), asked
-# directly over FastCGI (ADDR as for cgi-fcgi -connect: HOST:PORT or a
-# socket path), space-separated in the order asked.  That request counts
-# in what it reports (one more request, one more connection).
-status_of() {
-	local addr=$1 k json out=""
-	shift
-	json=$(fcgi_req "$addr" /status 2>/dev/null)
-	for k in "$@"; do
-		out+="${out:+ }$(grep -o "\"$k\":[0-9]*" <<<"$json" | cut -d: -f2)"
-	done
-	echo "$out"
-}
-
-# median: the median of the numbers on stdin, one per line ("-" for none).
-median() {
-	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
-		else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # start_evfcgid ARGS...: starts the daemon on a free loopback port with
@@ -142,3 +76,138 @@ start_evfcgid() {
 	EVFCGID_PID=$SPAWNED
 	wait_port "$EVFCGID_PORT"
 }
+
+# start_blocking_fcgid ARGS...: tools/blocking_fcgid (the control group)
+# on a free loopback port with ARGS, its stderr added to $T/bfcgid.log;
+# sets BFCGID_ADDR (127.0.0.1:PORT) and BFCGID_PID; waits until it
+# accepts.
+start_blocking_fcgid() {
+	local port
+	port=$(freeport)
+	BFCGID_ADDR=127.0.0.1:$port
+	spawn "$BFCGID" --listen "$BFCGID_ADDR" "$@" 2>>"$T/bfcgid.log"
+	BFCGID_PID=$SPAWNED
+	wait_port "$port"
+}
+
+# rss_kib PID: resident set size in KiB.
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+
+# --- Ports and waiting ------------------------------------------------
+
+# freeport [N]: N free loopback TCP ports, one per line.
+freeport() { "$TOP/tests/bin/freeport" "${1:-1}"; }
+
+# port_accepts ADDR: true if ADDR accepts a connection now.  ADDR is
+# written as for evfcgid --listen (HOST:PORT, [V6]:PORT, unix:/path) or is
+# a bare port on 127.0.0.1.  bash's /dev/tcp speaks IPv4 and IPv6; a unix
+# socket is tried with perl.
+port_accepts() {
+	local host port
+	case $1 in
+	unix:*)
+		perl -MIO::Socket::UNIX -e \
+			'exit !IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0])' \
+			"${1#unix:}" 2>/dev/null
+		return
+		;;
+	\[*\]:*) host=${1%]:*} host=${host#\[} port=${1##*:} ;;
+	*:*) host=${1%:*} port=${1##*:} ;;
+	*) host=127.0.0.1 port=$1 ;;
+	esac
+	(exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+
+# wait_until SECONDS CMD...: runs CMD every 50 ms until it succeeds (true)
+# or SECONDS (a decimal) have passed since the first try (false).
+wait_until() {
+	local end
+	end=$(( $(now_ns) + $(awk -v s="$1" 'BEGIN { printf "%d", s * 1000 }') * 1000000 ))
+	shift
+	while ! "$@"; do
+		[ "$(now_ns)" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+# wait_port ADDR [SECONDS]: waits (10 s by default) until ADDR accepts;
+# ADDR as for port_accepts.
+wait_port() {
+	wait_until "${2:-10}" port_accepts "$1" && return 0
+	echo "# $1 did not open" >&2
+	return 1
+}
+
+# wait_file PATH [SECONDS]: waits until PATH exists (a log, a pid file).
+wait_file() {
+	wait_until "${2:-10}" test -e "$1" && return 0
+	echo "# $1 did not appear" >&2
+	return 1
+}
+
+# wait_for_line FILE REGEX [SECONDS]: waits (10 s by default) until a line
+# of FILE, which another process is writing, matches the extended REGEX.
+wait_for_line() {
+	wait_until "${3:-10}" grep -Eq -e "$2" "$1" 2>/dev/null && return 0
+	echo "# no line matching /$2/ in $1 after ${3:-10} s" >&2
+	return 1
+}
+
+# none_running PID...: true if no process has any of these pids.
+none_running() {
+	local p
+	for p in "$@"; do
+		kill -0 "$p" 2>/dev/null && return 1
+	done
+	return 0
+}
+
+# wait_gone SECONDS PID...: waits until none of the PIDs is running.
+wait_gone() {
+	local secs=$1
+	shift
+	wait_until "$secs" none_running "$@"
+}
+
+# have_ipv6_loopback: true if the host has ::1.
+have_ipv6_loopback() {
+	grep -q '^00000000000000000000000000000001' /proc/net/if_inet6 2>/dev/null
+}
+
+# sndbuf_of PORT: the largest send buffer (ss's skmem tb) among the
+# established connections whose local port is PORT.
+sndbuf_of() {
+	ss -tnm state established "( sport = :$1 )" 2>/dev/null |
+		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
+}
+
+# --- Time -------------------------------------------------------------
+
+# now_ns: the wall clock in nanoseconds, for ms_since.
+now_ns() { date +%s%N; }
+
+# ms_since NS: whole milliseconds since NS, a value of now_ns.
+ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }
+
+# --- The demo body ----------------------------------------------------
+
+# pattern N: the demo body of N bytes on stdout.
+pattern() { yes "$PATTERN_LINE" | head -c "$1"; }
+
+# same_file A B: byte-for-byte equal, else a diagnostic naming sizes.
+same_file() {
+	if cmp -s "$1" "$2"; then return 0; fi
+	echo "# $1 ($(stat -c %s "$1" 2>/dev/null) bytes) differs from $2 ($(stat -c %s "$2" 2>/dev/null) bytes)" >&2
+	return 1
+}
+
+# --- Numbers ----------------------------------------------------------
+
+# median: the median of the numbers on stdin, one per line ("-" for none).
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+		else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# ratio A B: A / B to three places (0 unless both are positive).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.3f", (a > 0 && b > 0 ? a / b : 0)) }'; }

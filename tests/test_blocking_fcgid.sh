@@ -5,120 +5,17 @@
 # the command line's errors, and the behaviour it exists to show: with one
 # thread, a client that never reads a large answer stalls everyone else.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
-BFCGID=${BFCGID:-$TOP/tools/blocking_fcgid}	# override: a sanitizer build
 for c in cgi-fcgi perl "$BFCGID"; do
 	command -v "$c" >/dev/null || { not_ok "$c is available"; finish; }
 done
-
-# A minimal FastCGI client, for what cgi-fcgi cannot do: IPv6, and a
-# client that sends its request and then never reads (a 4 KiB SO_RCVBUF
-# set before connect(), so the server's writes block soon).
-# perl fcgi.pl ADDR URI read: the STDOUT stream on stdout; fails without
-#   an END_REQUEST.  ADDR is HOST:PORT, [V6]:PORT or a socket path.
-# perl fcgi.pl ADDR URI stall: says "started" once the answer begins,
-#   then sleeps without reading.
-cat >"$T/fcgi.pl" <<'EOF'
-use strict; use warnings; use Socket qw(:all); use IO::Handle;
-my ($addr, $uri, $mode) = @ARGV; my $s;
-if ($addr =~ m{^/}) {
-	socket($s, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
-	connect($s, pack_sockaddr_un($addr)) or die "connect $addr: $!";
-} else {
-	my ($h, $p) = $addr =~ /^\[(.*)\]:(\d+)$/ ? ($1, $2) : $addr =~ /^(.*):(\d+)$/;
-	my ($err, $ai) = getaddrinfo($h, $p, { socktype => SOCK_STREAM });
-	die "$addr: $err" if $err;
-	socket($s, $ai->{family}, SOCK_STREAM, 0) or die "socket: $!";
-	setsockopt($s, SOL_SOCKET, SO_RCVBUF, 4096) if $mode eq 'stall';
-	connect($s, $ai->{addr}) or die "connect $addr: $!";
-}
-binmode $s;
-my $q = $uri =~ /\?(.*)$/ ? $1 : '';
-my %p = (REQUEST_METHOD => 'GET', REQUEST_URI => $uri, QUERY_STRING => $q);
-my $nv = join '', map { pack('CC', length $_, length $p{$_}) . $_ . $p{$_} } sort keys %p;
-sub rec { my ($t, $c) = @_; my $pad = (8 - length($c) % 8) % 8;
-	pack('CCnnCC', 1, $t, 1, length $c, $pad, 0) . $c . ("\0" x $pad) }
-my $req = rec(1, pack('nCx5', 1, 0)) . rec(4, $nv) . rec(4, '') . rec(5, '');
-syswrite($s, $req) == length $req or die "write: $!";
-my ($buf, $n) = ('', 0);
-if ($mode eq 'stall') {
-	while (length($buf) < 8 && ($n = sysread($s, $buf, 8, length $buf))) {}
-	STDOUT->autoflush(1); print "started\n"; sleep 60; exit 0;
-}
-while (($n = sysread($s, $buf, 65536, length $buf))) {}
-my ($out, $end) = ('', 0);
-while (length($buf) >= 8) {
-	my ($v, $t, $id, $clen, $plen) = unpack('CCnnC', $buf);
-	last if length($buf) < 8 + $clen + $plen;
-	$out .= substr($buf, 8, $clen) if $t == 6;
-	$end = 1 if $t == 3;
-	substr($buf, 0, 8 + $clen + $plen) = '';
-}
-binmode STDOUT; print $out; exit($end ? 0 : 1);
-EOF
-
-# check_resp NAME FILE STATUS [EXPECTED_BODY_FILE [CONTENT_TYPE]]: ok when
-# the CGI response in FILE has that status, that type (if given), a
-# Content-Length equal to its body's size, and that body (if given).
-check_resp() {
-	local name=$1 r=$2 why
-	why=$(perl -e '
-		my ($f, $st, $exp, $type) = @ARGV; local $/;
-		open(my $h, "<", $f) or exit 2; binmode $h; my $s = <$h> // "";
-		my $i = index($s, "\r\n\r\n");
-		if ($i < 0) { print " no header block in ", length $s, " bytes"; exit }
-		my %h = map { /^([^:]*):\s*(.*)$/ ? (lc $1, $2) : () }
-			split /\r\n/, substr($s, 0, $i);
-		my $b = substr($s, $i + 4);
-		print " Status \"$h{status}\"" unless ($h{status} // "") =~ /^$st /;
-		print " Content-Type \"$h{\"content-type\"}\""
-			if $type ne "" && ($h{"content-type"} // "") ne $type;
-		print " Content-Length \"$h{\"content-length\"}\" for ", length $b
-			unless ($h{"content-length"} // "") eq length $b;
-		if ($exp ne "") {
-			open(my $e, "<", $exp) or exit 2; binmode $e; my $x = <$e> // "";
-			print " body of ", length $b, " bytes differs from the expected ",
-				length $x if $b ne $x;
-		}' "$r" "$3" "${4:-}" "${5:-}")
-	if [ -z "$why" ]; then ok "$name"; else echo "# $name:$why"; not_ok "$name"; fi
-}
-
-# req NAME ADDR URI STATUS [EXPECTED_BODY_FILE [TYPE [REQUEST_BODY_FILE]]]
-REQ_NO=0
-req() {
-	local r=$T/resp.$((++REQ_NO))
-	fcgi_req "$2" "$3" "${7:-}" >"$r" 2>"$r.err"
-	check_resp "$1" "$r" "$4" "${5:-}" "${6:-}"
-	LAST=$r
-}
-
-# hello_within SECS ADDR: /hello answered within SECS seconds.
-hello_within() {
-	REQUEST_METHOD=GET REQUEST_URI=/hello QUERY_STRING= \
-		timeout "$1" cgi-fcgi -bind -connect "$2" </dev/null 2>/dev/null |
-		grep -q '^Hello World'
-}
-
-# start PORT_VAR ARGS...: blocking_fcgid on a free loopback port; sets
-# the named variable to 127.0.0.1:PORT, and PID.
-start() {
-	local port
-	port=$(freeport)
-	spawn "$BFCGID" --listen "127.0.0.1:$port" "${@:2}" 2>>"$T/bfcgid.log"
-	PID=$SPAWNED
-	printf -v "$1" '%s' "127.0.0.1:$port"
-	wait_port "$port"
-}
-
-
-# ms_since NS: milliseconds since the date +%s%N value NS.
-ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 # sleeps4 ADDR: four /sleep?500 at once; prints how long they took (ms)
 # and fails unless all four answered.
 sleeps4() {
 	local t0 i pids=() bad=0
-	t0=$(date +%s%N)
+	t0=$(now_ns)
 	for i in 1 2 3 4; do
 		fcgi_req "$1" "/sleep?500" >"$T/sleep4.$i" 2>/dev/null &
 		pids+=($!)
@@ -131,79 +28,70 @@ sleeps4() {
 	return $bad
 }
 
-STALL_NO=0
 STALLS=()
-# stall ADDR: a client that asks for 8 MiB and never reads; waits until
-# the answer has begun.  Adds its pid to STALLS.
+# stall ADDR: a client that asks for 8 MiB and never reads (fcgi_stall);
+# waits until the answer has begun.  Adds its pid to STALLS.
 stall() {
-	local i out=$T/stall.$((++STALL_NO))
-	spawn perl "$T/fcgi.pl" "$1" "/size?8388608" stall >"$out" 2>&1
+	fcgi_stall "$1" "/size?8388608"
 	STALLS+=("$SPAWNED")
-	for ((i = 0; i < 100; i++)); do
-		grep -q started "$out" 2>/dev/null && break
-		sleep 0.05
-	done
 	sleep 0.3	# let the kernel buffers fill
 }
 
 # --- One thread: every route, byte for byte.
-start A -t 1
+start_blocking_fcgid -t 1
+A=$BFCGID_ADDR PID=$BFCGID_PID
 printf 'Hello World\n' >"$T/hello"
-req "/hello: Hello World, text/plain" "$A" /hello 200 "$T/hello" text/plain
+fcgi_check "/hello: Hello World, text/plain" "$A" /hello 200 "$T/hello" text/plain
 pattern 96256 >"$T/big"
-req "/big: 96256 pattern bytes" "$A" /big 200 "$T/big" text/plain
+fcgi_check "/big: 96256 pattern bytes" "$A" /big 200 "$T/big" text/plain
 for n in 0 1 65535 65536 1048579; do
 	pattern "$n" >"$T/exp.$n"
-	req "/size?$n: exactly $n pattern bytes" "$A" "/size?$n" 200 "$T/exp.$n"
+	fcgi_check "/size?$n: exactly $n pattern bytes" "$A" "/size?$n" 200 "$T/exp.$n"
 done
 pattern 200000 >"$T/exp.200000"
-req "/stream?200000: exactly 200000 pattern bytes" "$A" "/stream?200000" 200 "$T/exp.200000"
-req "/stream?65536: exactly 65536 pattern bytes" "$A" "/stream?65536" 200 "$T/exp.65536"
+fcgi_check "/stream?200000: exactly 200000 pattern bytes" "$A" "/stream?200000" 200 "$T/exp.200000"
+fcgi_check "/stream?65536: exactly 65536 pattern bytes" "$A" "/stream?65536" 200 "$T/exp.65536"
 head -c 3145728 /dev/urandom >"$T/in.3m"
-req "/echo: 3 MiB of random bytes back, application/octet-stream" "$A" /echo 200 \
+fcgi_check "/echo: 3 MiB of random bytes back, application/octet-stream" "$A" /echo 200 \
 	"$T/in.3m" application/octet-stream "$T/in.3m"
 : >"$T/empty"
-req "/echo: an empty body back" "$A" /echo 200 "$T/empty" "" "$T/empty"
-t0=$(date +%s%N)
+fcgi_check "/echo: an empty body back" "$A" /echo 200 "$T/empty" "" "$T/empty"
+t0=$(now_ns)
 printf 'slept 50 ms\n' >"$T/slept50"
-req "/sleep?50: the answer" "$A" "/sleep?50" 200 "$T/slept50" text/plain
+fcgi_check "/sleep?50: the answer" "$A" "/sleep?50" 200 "$T/slept50" text/plain
 ms=$(ms_since "$t0")
 check "/sleep?50: took at least 50 ms ($ms ms)" test "$ms" -ge 50
-req "/status: 200, application/json" "$A" /status 200 "" application/json
-r1=$(body_of <"$LAST")
+fcgi_check "/status: 200, application/json" "$A" /status 200 "" application/json
+r1=$(body_of <"$RESP")
 check "/status: pid, threads 1, requests, active ($r1)" \
 	grep -qE "^\{\"pid\":$PID,\"threads\":1,\"requests\":[0-9]+,\"active\":1\}\$" <<<"$r1"
 n1=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' <<<"$r1")
-req "/hello again" "$A" /hello 200 "$T/hello"
+fcgi_check "/hello again" "$A" /hello 200 "$T/hello"
 n2=$(status_of "$A" requests)
 check "/status: the request count grows ($n1, then $n2)" test "${n2:-0}" -gt "${n1:-0}"
-req "/nope: 404" "$A" /nope 404
-req "/size?x: 400" "$A" "/size?x" 400
-req "/size without N: 400" "$A" /size 400
-req "/size?2000000000: 413 (above 1 GiB)" "$A" "/size?2000000000" 413
-req "/sleep?soon: 400" "$A" "/sleep?soon" 400
-req "/sleep?3600001: 400" "$A" "/sleep?3600001" 400
+fcgi_check "/nope: 404" "$A" /nope 404
+fcgi_check "/size?x: 400" "$A" "/size?x" 400
+fcgi_check "/size without N: 400" "$A" /size 400
+fcgi_check "/size?2000000000: 413 (above 1 GiB)" "$A" "/size?2000000000" 413
+fcgi_check "/sleep?soon: 400" "$A" "/sleep?soon" 400
+fcgi_check "/sleep?3600001: 400" "$A" "/sleep?3600001" 400
 printf '404 Not Found\n' >"$T/404"
-req "404 body as evfcgid's" "$A" /hello/more 404 "$T/404" text/plain
-r=$T/resp.split
-REQUEST_METHOD=GET SCRIPT_NAME=/si PATH_INFO=ze QUERY_STRING=65 \
-	cgi-fcgi -bind -connect "$A" </dev/null >"$r" 2>/dev/null
-pattern 65 >"$T/exp.65"
-check_resp "no REQUEST_URI: SCRIPT_NAME + PATH_INFO route" "$r" 200 "$T/exp.65"
+fcgi_check "404 body as evfcgid's" "$A" /hello/more 404 "$T/404" text/plain
+check_path_info_route "$A"
 
 # --- The stall it exists to show.
 ms=$(sleeps4 "$A")
 check "-t 1: four /sleep?500 at once answer, one after another ($ms ms >= 2000)" \
 	test "$?" -eq 0 -a "$ms" -ge 2000
 stall "$A"
-if hello_within 3 "$A"; then
+if fcgi_hello "$A" 3; then
 	not_ok "-t 1: a client not reading /size?8388608 stalls /hello (it answered)"
 else
 	ok "-t 1: a client not reading /size?8388608 stalls /hello (none in 3 s)"
 fi
 kill "${STALLS[@]}"
 STALLS=()
-check "-t 1: once that client is gone, /hello answers again" hello_within 5 "$A"
+check "-t 1: once that client is gone, /hello answers again" fcgi_hello "$A" 5
 check "-t 1: the server survived the failed write" kill -0 "$PID"
 kill -TERM "$PID"
 wait "$PID"
@@ -211,29 +99,30 @@ rc=$?
 check "SIGTERM: exit 0 (got $rc)" test "$rc" -eq 0
 
 # --- Four threads share the accept.
-start B -t 4
+start_blocking_fcgid -t 4
+B=$BFCGID_ADDR
 check "-t 4: /status says threads 4" test "$(status_of "$B" threads)" = 4
 ms=$(sleeps4 "$B")
 check "-t 4: four /sleep?500 at once answer in parallel ($ms ms < 1500)" \
 	test "$?" -eq 0 -a "$ms" -lt 1500
 stall "$B"
-check "-t 4: one client not reading, /hello still answers" hello_within 3 "$B"
+check "-t 4: one client not reading, /hello still answers" fcgi_hello "$B" 3
 stall "$B"; stall "$B"; stall "$B"
-if hello_within 3 "$B"; then
+if fcgi_hello "$B" 3; then
 	not_ok "-t 4: four clients not reading stall /hello (it answered)"
 else
 	ok "-t 4: four clients not reading stall /hello (none in 3 s)"
 fi
 kill "${STALLS[@]}"
-check "-t 4: once they are gone, /hello answers again" hello_within 5 "$B"
+check "-t 4: once they are gone, /hello answers again" fcgi_hello "$B" 5
 
 # --- Other listeners.
 sock=$T/b.sock
 spawn "$BFCGID" --listen "unix:$sock" 2>>"$T/bfcgid.log"
 upid=$SPAWNED
-wait_file "$sock"
-req "unix socket: /hello" "$sock" /hello 200 "$T/hello"
-req "unix socket: /big" "$sock" /big 200 "$T/big"
+wait_port "unix:$sock"
+fcgi_check "unix socket: /hello" "$sock" /hello 200 "$T/hello"
+fcgi_check "unix socket: /big" "$sock" /big 200 "$T/big"
 out=$(timeout 5 "$BFCGID" --listen "unix:$sock" 2>&1)
 rc=$?
 check "unix socket in use by a live server: exit 1 ($rc), says so" \
@@ -247,33 +136,22 @@ perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die;
 check "unix socket: a stale socket file made" test -S "$sock"
 spawn "$BFCGID" --listen "unix:$sock" 2>>"$T/bfcgid.log"
 upid=$SPAWNED
-for ((i = 0; i < 40; i++)); do
-	hello_within 1 "$sock" && break
-	sleep 0.05
-done
-req "unix socket: a stale socket file is replaced" "$sock" /hello 200 "$T/hello"
+wait_port "unix:$sock"
+fcgi_check "unix socket: a stale socket file is replaced" "$sock" /hello 200 "$T/hello"
 kill -TERM "$upid"
 
 port=$(freeport)
 spawn "$BFCGID" --listen "[::1]:$port" 2>>"$T/bfcgid.log"
-for ((i = 0; i < 100; i++)); do
-	(exec 3<>"/dev/tcp/::1/$port") 2>/dev/null && break
-	sleep 0.05
-done
-if perl "$T/fcgi.pl" "[::1]:$port" /hello read >"$T/v6" 2>"$T/v6.err"; then
-	check_resp "[::1]:PORT: /hello" "$T/v6" 200 "$T/hello" text/plain
-else
-	echo "# $(head -c 300 "$T/v6.err")"
-	not_ok "[::1]:PORT: /hello"
-fi
+wait_port "[::1]:$port"
+fcgi_client_check "[::1]:PORT: /hello" "[::1]:$port" /hello 200 "$T/hello" text/plain
 
 if command -v spawn-fcgi >/dev/null; then
 	port=$(freeport)
 	spawn spawn-fcgi -p "$port" -a 127.0.0.1 -n -- "$BFCGID" 2>>"$T/bfcgid.log"
 	wait_port "$port"
-	req "fd 0 (spawn-fcgi -n): /hello" "127.0.0.1:$port" /hello 200 "$T/hello"
+	fcgi_check "fd 0 (spawn-fcgi -n): /hello" "127.0.0.1:$port" /hello 200 "$T/hello"
 	pattern 65537 >"$T/exp.65537"
-	req "fd 0 (spawn-fcgi -n): /size?65537" "127.0.0.1:$port" "/size?65537" 200 \
+	fcgi_check "fd 0 (spawn-fcgi -n): /size?65537" "127.0.0.1:$port" "/size?65537" 200 \
 		"$T/exp.65537"
 else
 	echo "# spawn-fcgi is not installed: fd 0 untested"
@@ -281,20 +159,6 @@ fi
 
 # --- The command line.
 
-# exits_with NAME WANT_RC PATTERN CMD...: CMD ends within 5 s with WANT_RC
-# and says something matching PATTERN.
-exits_with() {
-	local name=$1 want=$2 pat=$3 out rc
-	shift 3
-	out=$(timeout 5 "$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne "$want" ] || ! grep -qiE -e "$pat" <<<"$out"; then
-		echo "# $name: exit $rc; said: $(head -n 3 <<<"$out")"
-		not_ok "$name"
-	else
-		ok "$name"
-	fi
-}
 exits_with "a bad flag: exit 2, names it" 2 'bogus' "$BFCGID" --bogus </dev/null
 exits_with "-t 0: exit 2, says why" 2 'thread' "$BFCGID" -t 0 --listen 127.0.0.1:1
 exits_with "-t lots: exit 2, says why" 2 'thread' "$BFCGID" --threads lots

@@ -3,10 +3,7 @@
 # from spawn-fcgi, the connection cap, unix socket files, and garbage input
 # that closes one connection while the daemon stays up.
 source "$(dirname "$0")/lib.sh"
-
-hello_ok() {
-	fcgi_req "$1" /hello | grep -q '^Hello World$'
-}
+source "$(dirname "$0")/http.sh"
 
 # --- SIGTERM finishes the request in flight, then exits 0.
 start_evfcgid
@@ -15,7 +12,7 @@ req=$!
 sleep 0.4
 kill -TERM "$EVFCGID_PID"
 sleep 0.3
-if (exec 3<>"/dev/tcp/127.0.0.1/$EVFCGID_PORT") 2>/dev/null; then
+if port_accepts "$EVFCGID_PORT"; then
 	not_ok "SIGTERM: listener closed during the drain"
 else
 	ok "SIGTERM: listener closed during the drain"
@@ -31,10 +28,10 @@ start_evfcgid --drain-timeout 1
 fcgi_req "127.0.0.1:$EVFCGID_PORT" "/sleep?30000" >/dev/null 2>&1 &
 req=$!
 sleep 0.3
-start=$(date +%s%N)
+start=$(now_ns)
 kill -TERM "$EVFCGID_PID"
 wait "$EVFCGID_PID"
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
+ms=$(ms_since "$start")
 echo "# drain with a 30 s request and --drain-timeout 1 took $ms ms"
 check "drain deadline: exit within 2 s ($ms ms)" test "$ms" -lt 2000
 grep -q 'drain deadline' "$EVFCGID_LOG" && ok "drain deadline: logged" ||
@@ -50,7 +47,7 @@ mv "$T/d.log" "$T/d.log.1"
 kill -HUP "$pid"
 wait_file "$T/d.log" 5
 check "SIGHUP: the log file is reopened at its path" grep -q 'log reopened' "$T/d.log"
-check "SIGHUP: the daemon still serves" hello_ok "127.0.0.1:$port"
+check "SIGHUP: the daemon still serves" fcgi_hello "127.0.0.1:$port"
 grep -q 'listening on' "$T/d.log.1" && ok "SIGHUP: the old log kept its lines" ||
 	not_ok "SIGHUP: the old log kept its lines"
 kill "$pid"
@@ -59,7 +56,7 @@ kill "$pid"
 port=$(freeport)
 spawn spawn-fcgi -n -a 127.0.0.1 -p "$port" -- "$EVFCGID"
 wait_port "$port"
-check "fd 0 from spawn-fcgi: /hello" hello_ok "127.0.0.1:$port"
+check "fd 0 from spawn-fcgi: /hello" fcgi_hello "127.0.0.1:$port"
 out=$("$EVFCGID" </dev/null 2>&1)
 rc=$?
 check "no --listen and no socket on fd 0: exit 2 (got $rc)" test "$rc" -eq 2
@@ -79,7 +76,7 @@ else
 fi
 exec 5>&- 6>&-
 sleep 0.2
-check "max-conns 2: served again once one closed" hello_ok "127.0.0.1:$EVFCGID_PORT"
+check "max-conns 2: served again once one closed" fcgi_hello "127.0.0.1:$EVFCGID_PORT"
 grep -q 'not accepting until one closes' "$EVFCGID_LOG" &&
 	ok "max-conns 2: logged" || not_ok "max-conns 2: logged"
 
@@ -93,17 +90,17 @@ timeout 2 cat <&5 >/dev/null 2>&1
 rc=$?
 check "HTTP sent to the FastCGI port: connection closed (read ended: $rc)" test "$rc" -ne 124
 exec 5>&-
-check "after garbage: still serving" hello_ok "127.0.0.1:$EVFCGID_PORT"
+check "after garbage: still serving" fcgi_hello "127.0.0.1:$EVFCGID_PORT"
 check "after garbage: logged the reason" grep -q 'bad version' "$EVFCGID_LOG"
 
 # --- Unix sockets: a stale file is replaced, a live one is refused.
 sock=$T/evfcgid.sock
 spawn "$EVFCGID" --listen "unix:$sock" --socket-mode 0600
 pid=$SPAWNED
-wait_file "$sock"
+wait_port "unix:$sock"
 sleep 0.2
 check "unix socket: mode 0600" test "$(stat -c %a "$sock")" = 600
-check "unix socket: /hello" hello_ok "$sock"
+check "unix socket: /hello" fcgi_hello "$sock"
 out=$("$EVFCGID" --listen "unix:$sock" 2>&1)
 rc=$?
 check "unix socket in use: refused (exit $rc)" test "$rc" -ne 0
@@ -113,8 +110,8 @@ wait "$pid" 2>/dev/null
 check "unix socket: stale file left by kill -9" test -S "$sock"
 spawn "$EVFCGID" --listen "unix:$sock"
 pid=$SPAWNED
-for i in $(seq 40); do hello_ok "$sock" 2>/dev/null && break; sleep 0.05; done
-check "unix socket: stale file replaced" hello_ok "$sock"
+wait_port "unix:$sock"
+check "unix socket: stale file replaced" fcgi_hello "$sock"
 kill -TERM "$pid"
 wait "$pid"
 check "unix socket: file removed on exit" test ! -e "$sock"

@@ -18,7 +18,11 @@ check "make demo: /hello through nginx" \
 curl -s --max-time 20 -o "$T/big" "http://127.0.0.1:$port/big"
 pattern 96256 >"$T/exp"
 check "make demo: /big through nginx, byte for byte" same_file "$T/big" "$T/exp"
-check "make demo: it prints the URL to try" grep -q "curl http://127.0.0.1:$port/hello" "$T/demo.out"
+# The banner comes once nginx accepts, as this test's requests do: wait
+# for it rather than read the output once.
+check "make demo: it prints the URL to try" \
+	wait_for_line "$T/demo.out" "curl http://127\.0\.0\.1:$port/hello"
+wait_for_line "$T/demo.out" '^evfcgid \(pid [0-9]+.*behind nginx \(pid [0-9]+\)'
 pids=$(sed -n -E 's/^evfcgid \(pid ([0-9]+).*behind nginx \(pid ([0-9]+)\).*/\1 \2/p' "$T/demo.out")
 check "make demo: it names the daemon's and nginx's pids ($pids)" test -n "$pids"
 
@@ -34,12 +38,12 @@ check "make demo PORT=http: says what PORT must be" \
 
 kill -TERM "$demo"
 wait "$demo" 2>/dev/null
-sleep 0.5
+wait_gone 0.5 $pids
 alive=""
 for p in $pids; do
 	kill -0 "$p" 2>/dev/null && alive+=" $p"
 done
 check "SIGTERM to make demo stops evfcgid and nginx (still alive:${alive:- none})" test -z "$alive"
 check "after make demo the port is free again" \
-	bash -c "! (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+	eval '! port_accepts "$port"'
 finish

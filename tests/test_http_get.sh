@@ -2,9 +2,10 @@
 # tests/test_http_get.sh: tools/http_get, the throttled slow client, against
 # a real nginx serving static files from a temp dir on a loopback port.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
+source "$(dirname "$0")/frontends.sh"
 
 HTTP_GET=$TOP/tools/http_get
-NGINX=${NGINX:-/usr/sbin/nginx}
 
 for need in "$HTTP_GET" "$NGINX" "$TOP/tests/bin/freeport"; do
 	if [ ! -x "$need" ]; then
@@ -16,58 +17,15 @@ done
 # kv KEY LINE: the value of KEY in a key=value summary line.
 kv() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 
-# start_nginx: static files from $T/www on 127.0.0.1:$PORT (and [::1]:$PORT
-# when the host has IPv6 loopback); /chunked/ serves the same files with
-# chunked coding (sub_filter drops Content-Length).
-start_nginx() {
-	local user= v6=
-	PORT=$(freeport)
-	mkdir -p "$T/nginx" "$T/www"
-	[ "$(id -u)" -eq 0 ] && user='user root;'
-	if grep -q '^00000000000000000000000000000001' /proc/net/if_inet6 2>/dev/null; then
-		v6="listen [::1]:$PORT;"
-		HAVE_V6=1
-	fi
-	cat >"$T/nginx/nginx.conf" <<EOF
-daemon off;
-master_process off;
-$user
-worker_processes 1;
-error_log $T/nginx/error.log;
-pid $T/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $T/nginx/client_body;
-	proxy_temp_path $T/nginx/proxy;
-	fastcgi_temp_path $T/nginx/fastcgi;
-	uwsgi_temp_path $T/nginx/uwsgi;
-	scgi_temp_path $T/nginx/scgi;
-	default_type application/octet-stream;
-	keepalive_requests 1000000;
-	server {
-		listen 127.0.0.1:$PORT;
-		$v6
-		root $T/www;
-		location /chunked/ {
-			alias $T/www/;
-			sub_filter 'no such text in any test file' 'x';
-			sub_filter_types *;
-		}
-	}
-}
-EOF
-	spawn "$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log"
-	wait_port "$PORT"
-}
-
 printf 'Hello World\n' >"$T/small"		# 12 bytes
 mkdir -p "$T/www"
 cp "$T/small" "$T/www/small"
 pattern 96256 >"$T/www/big"			# 94 KiB
 head -c 1048576 /dev/urandom >"$T/www/1m"	# 1 MiB, every byte value
-HAVE_V6=
-if ! start_nginx; then
+# nginx serves $T/www on 127.0.0.1:$PORT (and [::1]:$PORT when the host
+# has IPv6 loopback); /chunked/ serves the same files in chunked coding.
+PORT=$(freeport)
+if ! nginx_static_conf "$T/nginx" "$PORT" "$T/www" v6 || ! start_nginx "$T/nginx"; then
 	not_ok "nginx starts"
 	cat "$T/nginx/error.log" >&2
 	finish
@@ -111,7 +69,7 @@ check "chunked: body=96256 and more bytes than body on the wire" \
 line=$("$HTTP_GET" --pause 0 --read-size 7 --output "$T/out.small7" "$BASE/small")
 check "tiny reads (7 bytes) still parse the head and body" \
 	same_file "$T/small" "$T/out.small7"
-if [ -n "$HAVE_V6" ]; then
+if have_ipv6_loopback; then
 	line=$("$HTTP_GET" --pause 0 --output "$T/out.v6" "http://[::1]:$PORT/small")
 	check "[IPv6] literal host" same_file "$T/small" "$T/out.v6"
 else
@@ -130,10 +88,10 @@ line=$("$HTTP_GET" --pause 0 --rcvbuf 8192 "$BASE/small")
 check "--rcvbuf 8192 reports 16384 (doubled)" test "$(kv rcvbuf "$line")" -eq 16384
 
 # --- throttling: 1 MiB in reads of at most 512 bytes, 1 ms apart ---
-start=$(date +%s%N)
+start=$(now_ns)
 line=$("$HTTP_GET" --rcvbuf 512 --read-size 512 --pause 1 --output "$T/out.slow" "$BASE/1m")
 rc=$?
-wall=$(( ($(date +%s%N) - start) / 1000000 ))
+wall=$(ms_since "$start")
 dur=$(kv duration_ms "$line")
 dur=${dur%.*}
 echo "# throttled 1 MiB: duration_ms=$dur wall_ms=$wall ($line)"
@@ -157,55 +115,19 @@ line=$("$HTTP_GET" --pause 0 "http://127.0.0.1:$DEAD/" 2>/dev/null)
 rc=$?
 check "refused port: non-zero exit, result=connect_error" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = connect_error
-start=$(date +%s%N)
+start=$(now_ns)
 line=$("$HTTP_GET" --time-limit 1 --pause 1000 "$BASE/1m" 2>/dev/null)
 rc=$?
-wall=$(( ($(date +%s%N) - start) / 1000000 ))
+wall=$(ms_since "$start")
 echo "# --time-limit 1 on a half-hour read: exit $rc after $wall ms ($line)"
 check "--time-limit exceeded: non-zero exit, result=timeout" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = timeout
 check "--time-limit 1 gives up within 1..3 s" test "$wall" -ge 990 -a "$wall" -lt 3000
 
-# Hand-made servers (perl-base is on every Debian): "silent" accepts and
-# never answers; "short" promises 100 bytes and sends 20; "dribble" sends a
-# chunked "hello world" (extension, trailer) one byte every 2 ms, so every
-# split of head and framing is seen.  Spawned as perl itself, so the pid
-# spawn records is the one stopped on exit.
-FAKE_SERVER='
-	my ($port, $mode) = @ARGV;
-	$SIG{PIPE} = "IGNORE";
-	my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-	    LocalPort => $port, Listen => 64, ReuseAddr => 1) or die "$!";
-	my @held;
-	while (my $c = $s->accept) {
-		if ($mode eq "silent") { push @held, $c; next; }
-		my $req = "";
-		while ($req !~ /\r?\n\r?\n/) {
-			my $n = sysread($c, $req, 4096, length $req);
-			last unless $n;
-		}
-		if ($req !~ /\r?\n\r?\n/) { close $c; next; }	# a port probe
-		if ($mode eq "short") {
-			print $c "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n" .
-			    "Connection: close\r\n\r\n" . ("x" x 20);
-		} else {
-			setsockopt($c, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1);
-			for my $ch (split //, "HTTP/1.1 200 OK\r\n" .
-			    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n" .
-			    "6;ext=1\r\n world\r\n0\r\nX-Trailer: x\r\n\r\n") {
-				syswrite($c, $ch);
-				select(undef, undef, undef, 0.002);
-			}
-		}
-		close $c;
-	}'
-SILENT=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$SILENT" silent
-SHORT=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$SHORT" short
-DRIBBLE=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$DRIBBLE" dribble
-wait_port "$SILENT" && wait_port "$SHORT" && wait_port "$DRIBBLE"
+# The fake HTTP server of tests/http.sh: silent, short and dribble.
+start_fake_http SILENT silent
+start_fake_http SHORT short
+start_fake_http DRIBBLE dribble
 line=$("$HTTP_GET" --pause 0 --output "$T/out.dribble" "http://127.0.0.1:$DRIBBLE/")
 check "chunked response dribbled a byte at a time: 'hello world', status 200" \
 	test "$(cat "$T/out.dribble") $(kv status "$line") $(kv result "$line")" = "hello world 200 ok"
@@ -213,10 +135,10 @@ line=$("$HTTP_GET" --pause 0 "http://127.0.0.1:$SHORT/" 2>/dev/null)
 rc=$?
 check "short body (20 of Content-Length 100): non-zero exit, result=short_body" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = short_body -a "$(kv body "$line")" = 20
-start=$(date +%s%N)
+start=$(now_ns)
 line=$("$HTTP_GET" --pause 0 --time-limit 0.5 "http://127.0.0.1:$SILENT/" 2>/dev/null)
 rc=$?
-wall=$(( ($(date +%s%N) - start) / 1000000 ))
+wall=$(ms_since "$start")
 check "--time-limit 0.5 on a server that never answers: timeout after ${wall} ms" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = timeout -a "$wall" -lt 2000
 

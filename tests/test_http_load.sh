@@ -6,10 +6,11 @@
 # ab and -keepalive within 10% of wrk, where the server sets the rate
 # (at full speed http_load must not be slower than ab).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
+source "$(dirname "$0")/frontends.sh"
 
 HTTP_LOAD=$TOP/tools/http_load
 HTTP_GET=$TOP/tools/http_get
-NGINX=${NGINX:-/usr/sbin/nginx}
 
 for need in "$HTTP_LOAD" "$HTTP_GET" "$NGINX" "$TOP/tests/bin/freeport"; do
 	if [ ! -x "$need" ]; then
@@ -18,72 +19,9 @@ for need in "$HTTP_LOAD" "$HTTP_GET" "$NGINX" "$TOP/tests/bin/freeport"; do
 	fi
 done
 
-# start_nginx: static files from $T/www on 127.0.0.1:$PORT.  /chunked/
-# serves them with chunked coding (sub_filter drops Content-Length);
-# /varying answers a fixed-length body that differs every time; /sleep
-# goes to evfcgid on $EVFCGID_PORT.  /small logs each request's status and
-# end time ($msec) to $T/nginx/small.log.
-start_nginx() {
-	local user=
-	PORT=$(freeport)
-	mkdir -p "$T/nginx"
-	[ "$(id -u)" -eq 0 ] && user='user root;'
-	cat >"$T/nginx/nginx.conf" <<EOF
-daemon off;
-master_process off;
-$user
-worker_processes 1;
-worker_rlimit_nofile 8192;
-error_log $T/nginx/error.log;
-pid $T/nginx/nginx.pid;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	log_format counted '\$status \$msec';
-	upstream evfcgid {
-		server 127.0.0.1:$EVFCGID_PORT;
-		keepalive 16;
-	}
-	client_body_temp_path $T/nginx/client_body;
-	proxy_temp_path $T/nginx/proxy;
-	fastcgi_temp_path $T/nginx/fastcgi;
-	uwsgi_temp_path $T/nginx/uwsgi;
-	scgi_temp_path $T/nginx/scgi;
-	default_type application/octet-stream;
-	keepalive_requests 100000000;
-	server {
-		listen 127.0.0.1:$PORT backlog=4096;
-		root $T/www;
-		location /chunked/ {
-			alias $T/www/;
-			sub_filter 'no such text in any test file' 'x';
-			sub_filter_types *;
-		}
-		location = /varying {
-			return 200 "\$request_id\n";
-		}
-		location = /small {
-			access_log $T/nginx/small.log counted;
-		}
-		location = /sleep {
-			fastcgi_pass evfcgid;
-			fastcgi_keep_conn on;
-			include /etc/nginx/fastcgi_params;
-			fastcgi_param SCRIPT_NAME /sleep;
-		}
-	}
-}
-EOF
-	spawn "$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log"
-	wait_port "$PORT"
-}
-
-# load ARGS...: runs http_load, summary in $OUT, stderr in $ERR, exit in $RC.
-load() {
-	OUT=$("$HTTP_LOAD" "$@" 2>"$T/stderr")
-	RC=$?
-	ERR=$(cat "$T/stderr")
-}
+# http_load ARGS...: runs the tool under test; summary in $OUT, stderr in $ERR,
+# exit status in $RC.
+http_load() { capture "$HTTP_LOAD" "$@"; }
 # Fields of the summary in $OUT.
 fetches() { awk 'NR == 1 { print $1 }' <<<"$OUT"; }
 maxpar() { awk 'NR == 1 { print $3 }' <<<"$OUT"; }
@@ -97,13 +35,21 @@ line_count() { awk -v t="$1" '{ n = $1; $1 = ""; if (substr($0, 2) == t) f = n }
 g() { printf '%g' "$1"; }
 # urls FILE URL...: writes a URL file.
 urls() { local f=$1; shift; printf '%s\n' "$@" >"$f"; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 mkdir -p "$T/www"
 printf 'Hello World\n' >"$T/www/small"		# 12 bytes
 pattern 96256 >"$T/www/big"			# 94 KiB
 head -c 1048576 /dev/urandom >"$T/www/1m"	# 1 MiB
-if ! start_evfcgid || ! start_nginx; then
+# nginx serves $T/www on 127.0.0.1:$PORT, with room for thousands of
+# connections; /chunked/ serves the same files in chunked coding;
+# /varying answers a fixed-length body that differs every time; /sleep
+# goes to evfcgid; /small logs each request's status and end time to
+# $T/nginx/small.log.
+PORT=$(freeport)
+if ! start_evfcgid ||
+    ! nginx_static_conf "$T/nginx" "$PORT" "$T/www" many small_log varying \
+	"fastcgi=127.0.0.1:$EVFCGID_PORT" ||
+    ! start_nginx "$T/nginx"; then
 	not_ok "evfcgid and nginx start"
 	cat "$T/nginx/error.log" >&2
 	finish
@@ -131,15 +77,15 @@ for args in "" "-parallel 1 $T/u.small" "-fetches 1 $T/u.small" \
 	check "exit 1 for: http_load ${args//$T\//}" test $? -eq 1
 done
 urls "$T/u.bad" "$BASE/small" "ftp://127.0.0.1/x"
-load -parallel 1 -fetches 1 "$T/u.bad"
+http_load -parallel 1 -fetches 1 "$T/u.bad"
 check "bad URL in the file: exit 1, names the line" \
 	eval 'test $RC -eq 1 && grep -q "u.bad:2" <<<"$ERR"'
 urls "$T/u.badport" "http://127.0.0.1:70000/"
-load -parallel 1 -fetches 1 "$T/u.badport"
+http_load -parallel 1 -fetches 1 "$T/u.badport"
 check "bad port in the file: exit 1" test "$RC" -eq 1
 
 # --- counts, bytes, codes ---
-load -parallel 10 -fetches 1000 "$T/u.small"
+http_load -parallel 10 -fetches 1000 "$T/u.small"
 check "-fetches 1000: exactly 1000 fetches, exit 0" test "$(fetches) $RC" = "1000 0"
 check "-fetches 1000: code 200 -- 1000" test "$(code 200)" = 1000
 check "-fetches 1000: 12000 bytes, 12 mean bytes/connection" \
@@ -154,13 +100,13 @@ check "summary has the original's lines" eval '
 check "no timeouts or bad byte counts lines when there are none" \
 	eval '! grep -Eq "timeouts|bad byte|connect failures" <<<"$OUT"'
 
-load -keepalive -parallel 10 -fetches 500 "$T/u.small"
+http_load -keepalive -parallel 10 -fetches 500 "$T/u.small"
 check "-keepalive -fetches 500: exactly 500 fetches, code 200 -- 500" \
 	test "$(fetches) $(code 200) $(bytes)" = "500 500 6000"
-load --keepalive -parallel 3 -fetches 7 "$T/u.small"
+http_load --keepalive -parallel 3 -fetches 7 "$T/u.small"
 check "--keepalive (long form) accepted" test "$(fetches) $RC" = "7 0"
 
-load -p 5 -f 400 "$T/u.mix"
+http_load -p 5 -f 400 "$T/u.mix"
 n200=$(code 200)
 n404=$(code 404)
 echo "# mix: $n200 x 200, $n404 x 404 (404 body $SIZE404 bytes)"
@@ -172,16 +118,16 @@ check "200/404 mix: bytes = 12 x n200 + $SIZE404 x n404" \
 	test "$(bytes)" = "$(g $((12 * n200 + SIZE404 * n404)))"
 check "abbreviated flags -p -f work as in the original" test "$(fetches)" = 400
 
-load -parallel 5 -fetches 5 "$T/u.big"
+http_load -parallel 5 -fetches 5 "$T/u.big"
 check "94 KiB x 5: 481280 bytes, 96256 mean" \
 	eval 'test "$(bytes)" = 481280 && grep -q "^96256 mean bytes/connection$" <<<"$OUT"'
-load -parallel 4 -fetches 8 "$T/u.1m"
+http_load -parallel 4 -fetches 8 "$T/u.1m"
 check "1 MiB x 8: $(g $((8 * 1048576))) bytes, no bad byte counts" \
 	eval 'test "$(bytes)" = "$(g $((8 * 1048576)))" && ! grep -q bad <<<"$OUT"'
-load -parallel 4 -fetches 20 "$T/u.chunked"
+http_load -parallel 4 -fetches 20 "$T/u.chunked"
 check "chunked 94 KiB x 20: decoded bytes $(g $((20 * 96256))), no bad counts" \
 	eval 'test "$(fetches) $(bytes)" = "20 $(g $((20 * 96256)))" && ! grep -q bad <<<"$OUT"'
-load -keepalive -parallel 4 -fetches 20 "$T/u.chunked"
+http_load -keepalive -parallel 4 -fetches 20 "$T/u.chunked"
 check "chunked with -keepalive: decoded bytes $(g $((20 * 96256)))" \
 	eval 'test "$(fetches) $(bytes)" = "20 $(g $((20 * 96256)))" && ! grep -q bad <<<"$OUT"'
 
@@ -189,122 +135,94 @@ check "chunked with -keepalive: decoded bytes $(g $((20 * 96256)))" \
 P=1000
 lim=$(ulimit -Hn)
 [ "$lim" != unlimited ] && [ $((lim / 3)) -lt $P ] && P=$((lim / 3))
-load -parallel $P -fetches $((3 * P)) "$T/u.small"
+http_load -parallel $P -fetches $((3 * P)) "$T/u.small"
 check "-parallel $P: $((3 * P)) fetches, $P max parallel, all 200" \
 	test "$(fetches) $(maxpar) $(code 200)" = "$((3 * P)) $P $((3 * P))"
-load -keepalive -parallel $P -fetches $((5 * P)) "$T/u.small"
+http_load -keepalive -parallel $P -fetches $((5 * P)) "$T/u.small"
 check "-keepalive -parallel $P: $((5 * P)) fetches, $P max parallel, all 200" \
 	test "$(fetches) $(maxpar) $(code 200)" = "$((5 * P)) $P $((5 * P))"
 
 # --- checksums ---
 urls "$T/u.varying" "$BASE/varying"
-load -parallel 1 -fetches 10 "$T/u.varying"
+http_load -parallel 1 -fetches 10 "$T/u.varying"
 check "varying body of fixed length: no bad byte counts" \
 	eval 'test "$(fetches)" = 10 && ! grep -q bad <<<"$OUT"'
-load -checksum -parallel 1 -fetches 10 "$T/u.varying"
+http_load -checksum -parallel 1 -fetches 10 "$T/u.varying"
 check "-checksum: varying body gives 9 bad checksums" \
 	test "$(line_count 'bad checksums')" = 9
-load -checksum -parallel 3 -fetches 30 "$T/u.1m"
+http_load -checksum -parallel 3 -fetches 30 "$T/u.1m"
 check "-checksum: identical 1 MiB bodies give no bad checksums" \
 	eval 'test "$(fetches)" = 30 && ! grep -q bad <<<"$OUT"'
 
 # --- time: -seconds, -rate, throttling ---
-t0=$(now_ms)
-load -parallel 5 -seconds 2 "$T/u.small"
-wall=$(( $(now_ms) - t0 ))
+t0=$(now_ns)
+http_load -parallel 5 -seconds 2 "$T/u.small"
+wall=$(ms_since "$t0")
 echo "# -seconds 2: $(fetches) fetches in $(seconds) s, wall $wall ms"
 check "-seconds 2: stops by itself at 2 s" \
 	awk -v s="$(seconds)" -v w="$wall" 'BEGIN { exit !(s >= 1.99 && s < 2.2 && w < 3000) }'
 check "-seconds 2: fetches made" test "$(fetches)" -gt 100
-t0=$(now_ms)
-load -Throttle 100000 -parallel 3 -seconds 1.5 "$T/u.1m"
-wall=$(( $(now_ms) - t0 ))
+t0=$(now_ns)
+http_load -Throttle 100000 -parallel 3 -seconds 1.5 "$T/u.1m"
+wall=$(ms_since "$t0")
 check "-seconds with 10 s fetches in flight: stops at 1.5 s, abandoned fetches not counted" \
 	test "$(fetches) $(maxpar)" = "0 3" -a "$wall" -lt 2500
 
-load -rate 50 -seconds 2 "$T/u.small"
+http_load -rate 50 -seconds 2 "$T/u.small"
 echo "# -rate 50 -seconds 2: $(fetches) fetches, $(rate) fetches/sec"
 check "-rate 50 for 2 s: 95..101 fetches" test "$(fetches)" -ge 95 -a "$(fetches)" -le 101
-load -rate 100 -jitter -keepalive -seconds 1 "$T/u.small"
+http_load -rate 100 -jitter -keepalive -seconds 1 "$T/u.small"
 check "-rate 100 -jitter -keepalive for 1 s: 90..110 fetches" \
 	test "$(fetches)" -ge 90 -a "$(fetches)" -le 110
-t0=$(now_ms)
-load -rate 100 -fetches 50 "$T/u.small"
-wall=$(( $(now_ms) - t0 ))
+t0=$(now_ns)
+http_load -rate 100 -fetches 50 "$T/u.small"
+wall=$(ms_since "$t0")
 check "-rate 100 -fetches 50: exactly 50 fetches in about 0.5 s ($wall ms)" \
 	test "$(fetches)" = 50 -a "$wall" -ge 450 -a "$wall" -lt 1500
 
-t0=$(now_ms)
-load -Throttle 500000 -parallel 2 -fetches 2 "$T/u.1m"
-wall=$(( $(now_ms) - t0 ))
+t0=$(now_ns)
+http_load -Throttle 500000 -parallel 2 -fetches 2 "$T/u.1m"
+wall=$(ms_since "$t0")
 echo "# -Throttle 500000 on 1 MiB: $wall ms"
 check "-Throttle 500000 (bytes/s): 1 MiB takes 1.5..3.5 s, bytes intact" \
 	test "$wall" -ge 1500 -a "$wall" -lt 3500 -a "$(bytes)" = "$(g $((2 * 1048576)))"
-t0=$(now_ms)
-load -throttle -parallel 2 -fetches 2 "$T/u.small"
+t0=$(now_ns)
+http_load -throttle -parallel 2 -fetches 2 "$T/u.small"
 check "-throttle (modem) on a small file: quick and complete" \
-	test "$(fetches) $(code 200)" = "2 2" -a $(( $(now_ms) - t0 )) -lt 1500
-load -verbose -parallel 2 -fetches 20 "$T/u.small"
+	test "$(fetches) $(code 200)" = "2 2" -a "$(ms_since "$t0")" -lt 1500
+http_load -verbose -parallel 2 -fetches 20 "$T/u.small"
 check "-verbose runs" test "$(fetches) $RC" = "20 0"
 
 # --- failures ---
 DEAD=$(freeport)
 urls "$T/u.dead" "http://127.0.0.1:$DEAD/"
-load -parallel 2 -fetches 10 "$T/u.dead"
+http_load -parallel 2 -fetches 10 "$T/u.dead"
 check "refused port: 10 fetches, 10 connect failures, exit 0" \
 	test "$(fetches) $(line_count 'connect failures') $RC" = "10 10 0"
 check "refused port: errors on stderr" grep -q 'refused' <<<"$ERR"
-# Hand-made servers (perl-base is on every Debian): "silent" accepts and
-# never answers; "dribble" reads a request, sends a chunked "hello world"
+# The fake HTTP server of tests/http.sh: "silent" accepts and never
+# answers; "dribble" reads a request, sends a chunked "hello world"
 # (extension, trailer) one byte every 2 ms, and closes.
-FAKE_SERVER='
-	my ($port, $mode) = @ARGV;
-	$SIG{PIPE} = "IGNORE";
-	my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-	    LocalPort => $port, Listen => 64, ReuseAddr => 1) or die "$!";
-	my @held;
-	while (my $c = $s->accept) {
-		if ($mode eq "silent") { push @held, $c; next; }
-		my $req = "";
-		while ($req !~ /\r?\n\r?\n/) {
-			my $n = sysread($c, $req, 4096, length $req);
-			last unless $n;
-		}
-		if ($req !~ /\r?\n\r?\n/) { close $c; next; }	# a port probe
-		setsockopt($c, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1);
-		for my $ch (split //, "HTTP/1.1 200 OK\r\n" .
-		    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n" .
-		    "6;ext=1\r\n world\r\n0\r\nX-Trailer: x\r\n\r\n") {
-			syswrite($c, $ch);
-			select(undef, undef, undef, 0.002);
-		}
-		close $c;
-	}'
-SILENT=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$SILENT" silent
-DRIBBLE=$(freeport)
-spawn perl -MIO::Socket::INET -e "$FAKE_SERVER" "$DRIBBLE" dribble
-wait_port "$SILENT" && wait_port "$DRIBBLE"
+start_fake_http SILENT silent
+start_fake_http DRIBBLE dribble
 urls "$T/u.dribble" "http://127.0.0.1:$DRIBBLE/"
-load -checksum -parallel 2 -fetches 4 "$T/u.dribble"
+http_load -checksum -parallel 2 -fetches 4 "$T/u.dribble"
 check "chunked response dribbled a byte at a time: 4 fetches, 44 bytes, no bad checksums" \
 	eval 'test "$(fetches) $(bytes) $(code 200)" = "4 44 4" && ! grep -q bad <<<"$OUT"'
-load -keepalive -parallel 1 -fetches 3 "$T/u.dribble"
+http_load -keepalive -parallel 1 -fetches 3 "$T/u.dribble"
 check "-keepalive on a server that closes after each response: redials, 3 fetches, 33 bytes" \
 	test "$(fetches) $(bytes) $(code 200)" = "3 33 3"
 urls "$T/u.silent" "http://127.0.0.1:$SILENT/"
-t0=$(now_ms)
-load -timeout 1 -parallel 2 -fetches 2 "$T/u.silent"
-wall=$(( $(now_ms) - t0 ))
+t0=$(now_ns)
+http_load -timeout 1 -parallel 2 -fetches 2 "$T/u.silent"
+wall=$(ms_since "$t0")
 check "server that never answers: -timeout 1 gives 2 timeouts in ~1 s ($wall ms)" \
 	test "$(fetches) $(line_count timeouts)" = "2 2" -a "$wall" -lt 3000
 
 # --- accuracy: what http_load reports against what nginx saw ---
 # nginx logs each request to /small with its end time, so the server's
 # own count and clock say how many fetches happened and at what rate.
-# ratio A B: A / B to three places (0 unless both are positive);
-# within10 R: true if R is within 10% of 1.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.3f", (a > 0 && b > 0 ? a / b : 0)) }'; }
+# within10 R: true if R (a ratio) is within 10% of 1.
 within10() { awk -v r="$1" 'BEGIN { exit !(r >= 0.9 && r <= 1.1) }'; }
 # server_says LOG: "COUNT200 RATE" from the log (rate over first to last).
 server_says() {
@@ -313,7 +231,7 @@ server_says() {
 }
 for mode in "" -keepalive; do
 	: >"$T/nginx/small.log"
-	load $mode -parallel 10 -fetches 20000 "$T/u.small"
+	http_load $mode -parallel 10 -fetches 20000 "$T/u.small"
 	read -r n srate < <(server_says "$T/nginx/small.log")
 	r=$(ratio "$(rate)" "$srate")
 	echo "# ${mode:-connection per fetch}: http_load says $(rate) fetches/sec, nginx saw $n at $srate/s (ratio $r)"

@@ -7,34 +7,11 @@
 # a slow client's backpressure reaches the daemon, where with 0 or 1
 # lighttpd takes the whole answer and the daemon never notices.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 source "$(dirname "$0")/frontends.sh"
 
 command -v curl >/dev/null || { not_ok "curl is installed"; finish; }
 [ -x "$LIGHTTPD" ] || { not_ok "lighttpd is installed ($LIGHTTPD)"; finish; }
-
-# start_fe NAME BACKEND [VARIANT...]: lighttpd from the example on a free
-# port; sets URL and FE_DIR.  Reports "NAME: lighttpd starts" only when it
-# does not.
-FE_NO=0
-start_fe() {
-	local name=$1 backend=$2 port
-	shift 2
-	port=$(freeport)
-	FE_DIR=$T/lighttpd.$((++FE_NO))
-	if lighttpd_conf "$FE_DIR" "$port" "$backend" "$@" && start_lighttpd "$FE_DIR"; then
-		URL=http://127.0.0.1:$port
-		return 0
-	fi
-	not_ok "$name: lighttpd starts"
-	return 1
-}
-
-# stop_fe: SIGTERM to lighttpd; sets FE_RC to its exit status.
-stop_fe() {
-	kill "$LIGHTTPD_PID"
-	wait "$LIGHTTPD_PID" 2>/dev/null
-	FE_RC=$?
-}
 
 MAXSIZE=$((16 << 20))
 MAXBODY=$((8 << 20))
@@ -42,7 +19,7 @@ MAXBODY=$((8 << 20))
 # --- Way 1: evfcgid on its own port, every route.
 start_evfcgid --max-size "$MAXSIZE" --max-body "$MAXBODY"
 A=127.0.0.1:$EVFCGID_PORT
-if start_fe "host/port" "$A"; then
+if start_fe lighttpd "host/port" "$A"; then
 	http_route_checks "lighttpd" "$URL" "$MAXSIZE" "$MAXBODY"
 	check "lighttpd: the generated copy keeps stream-response-body = 2 and check-local disabled" \
 		eval 'grep -q "^server.stream-response-body = 2" "$FE_DIR/lighttpd.conf" &&
@@ -59,27 +36,24 @@ fi
 # The same way over a unix socket and over IPv6.
 sock=$T/evfcgid.sock
 spawn "$EVFCGID" --listen "unix:$sock" 2>"$T/unix.log"
-wait_file "$sock"
-if start_fe "unix socket" "unix:$sock"; then
+wait_port "unix:$sock"
+if start_fe lighttpd "unix socket" "unix:$sock"; then
 	http_check "lighttpd, unix socket backend: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
 	http_check "lighttpd, unix socket backend: /big" "$URL/big" 200 "$T/exp/big"
 	stop_fe
 fi
 p6=$(freeport)
 spawn "$EVFCGID" --listen "[::1]:$p6" 2>"$T/v6.log"
-for ((i = 0; i < 100; i++)); do
-	(exec 3<>"/dev/tcp/::1/$p6") 2>/dev/null && break
-	sleep 0.05
-done
-if start_fe "[::1]" "[::1]:$p6"; then
+wait_port "[::1]:$p6"
+if start_fe lighttpd "[::1]" "[::1]:$p6"; then
 	http_check "lighttpd, [::1] backend: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
 	http_check "lighttpd, [::1] backend: /big" "$URL/big" 200 "$T/exp/big"
 	stop_fe
 fi
 
 # --- Way 2: lighttpd starts evfcgid itself (bin-path, socket on fd 0).
-if start_fe "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $MAXBODY"; then
-	child=$(pgrep -P "$LIGHTTPD_PID" | head -n 1)
+if start_fe lighttpd "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $MAXBODY"; then
+	child=$(pgrep -P "$FRONTEND_PID" | head -n 1)
 	check "bin-path: lighttpd started evfcgid" \
 		eval '[ -n "$child" ] && [ "$(readlink "/proc/$child/exe")" = "$(readlink -f "$EVFCGID")" ]'
 	if [ -n "$child" ]; then
@@ -95,76 +69,30 @@ if start_fe "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $MAXBODY";
 		eval '[ -n "$(status_of "$FE_DIR/backend.sock-0" requests)" ]'
 	stop_fe
 	check "bin-path: SIGTERM, lighttpd exits 0 (got $FE_RC)" test "$FE_RC" -eq 0
-	gone=""
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$child" 2>/dev/null || { gone=1; break; }
-		sleep 0.05
-	done
-	check "bin-path: lighttpd stopped evfcgid on its way out" test -n "$gone"
+	check "bin-path: lighttpd stopped evfcgid on its way out" wait_gone 5 "$child"
 fi
 
-if [ -x "$TOP/tools/blocking_fcgid" ]; then
-	bp=$(freeport)
-	spawn "$TOP/tools/blocking_fcgid" --listen "127.0.0.1:$bp" 2>"$T/blocking.log"
-	wait_port "$bp"
-	if start_fe "blocking_fcgid" "127.0.0.1:$bp"; then
-		http_check "blocking_fcgid behind lighttpd: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
-		http_check "blocking_fcgid behind lighttpd: /big" "$URL/big" 200 "$T/exp/big"
-		stop_fe
-	fi
-else
-	not_ok "tools/blocking_fcgid is built (make): the control group behind lighttpd"
-fi
+check_blocking_fcgid_behind lighttpd
 
 # --- Backpressure.  A client reading 64 MiB at 64 KiB/s: with
 # stream-response-body = 2 evfcgid is still producing two seconds later
 # and holds about its high watermark; with 0 or 1 lighttpd reads the whole
 # answer into temp files and the daemon is done.
 
-# slow_client URL: curl reading URL at 64 KiB/s in the background; SLOW_PID.
-slow_client() {
-	curl -s -o /dev/null --limit-rate 64k --max-time 30 "$1" &
-	SLOW_PID=$!
-	PIDS+=("$SLOW_PID")
-}
-
 start_evfcgid
 B=127.0.0.1:$EVFCGID_PORT
-hw=$(status_of "$B" high_water)
-if start_fe "stream 2" "$B"; then
-	slow_client "$URL/stream?67108864"
-	sleep 2
-	read -r active queued <<<"$(status_of "$B" requests_active bytes_queued)"
-	echo "# stream-response-body 2, slow client: requests_active $active, bytes_queued $queued (high water $hw)"
-	check "stream-response-body 2: 2 s later the slow client's 64 MiB are still being produced" \
-		test "${active:-0}" -ge 2
-	check "stream-response-body 2: evfcgid holds at most about the high watermark ($queued)" \
-		test "${queued:-0}" -le $((hw + 65536))
+if start_fe lighttpd "stream 2" "$B"; then
+	check_backpressure "stream-response-body 2" "$B"
 	if command -v ss >/dev/null; then
-		tb=$(ss -tnm state established "( sport = :${URL##*:} )" 2>/dev/null |
-			grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1)
+		tb=$(sndbuf_of "${URL##*:}")
 		echo "# lighttpd: the kernel send buffer towards the slow client is ${tb:-unknown} bytes (no lighttpd setting caps it)"
 	fi
 	kill "$SLOW_PID" 2>/dev/null
 	stop_fe
 fi
 for s in 0 1; do
-	if start_fe "stream $s" "$B" "stream=$s"; then
-		slow_client "$URL/stream?67108864"
-		done_="" reading=""
-		for ((i = 0; i < 100; i++)); do
-			sleep 0.1
-			if [ "$(status_of "$B" requests_active)" = 1 ]; then
-			done_=$i
-			kill -0 "$SLOW_PID" 2>/dev/null && reading=1
-			break
-		fi
-		done
-		echo "# stream-response-body $s, slow client: the daemon was done within $(( ${done_:-100} * 100 + 100 )) ms"
-		check "stream-response-body $s (control): lighttpd took the 64 MiB, the daemon is done within 10 s" \
-			test -n "$done_"
-		check "stream-response-body $s (control): meanwhile the client is still reading" test -n "$reading"
-		kill "$SLOW_PID" 2>/dev/null
+	if start_fe lighttpd "stream $s" "$B" "stream=$s"; then
+		check_absorbed "stream-response-body $s" "lighttpd took the 64 MiB," "$B"
 		stop_fe
 	fi
 done

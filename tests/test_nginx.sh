@@ -6,31 +6,16 @@
 # the point of fastcgi_buffering off: a slow client's backpressure reaches
 # the daemon, where with nginx's default buffering it never does.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 source "$(dirname "$0")/frontends.sh"
 
 command -v curl >/dev/null || { not_ok "curl is installed"; finish; }
 [ -x "$NGINX" ] || { not_ok "nginx is installed ($NGINX)"; finish; }
 
-# start_fe NAME BACKEND [VARIANT...]: nginx from the example on a free
-# port; sets URL.  Reports "NAME: nginx starts" only when it does not.
-FE_NO=0
-start_fe() {
-	local name=$1 backend=$2 port
-	shift 2
-	port=$(freeport)
-	FE_DIR=$T/nginx.$((++FE_NO))
-	if nginx_conf "$FE_DIR" "$port" "$backend" "$@" && start_nginx "$FE_DIR"; then
-		URL=http://127.0.0.1:$port
-		return 0
-	fi
-	not_ok "$name: nginx starts"
-	return 1
-}
-
 # --- Every route, through the example as it is.
 start_evfcgid --max-size 16m --max-body 8m
 A=127.0.0.1:$EVFCGID_PORT
-if start_fe "example" "$A"; then
+if start_fe nginx "example" "$A"; then
 	http_route_checks "nginx" "$URL" $((16 << 20)) $((8 << 20))
 	check "nginx: the generated copy keeps fastcgi_buffering off and sndbuf=64k" \
 		eval 'grep -q "fastcgi_buffering off;" "$FE_DIR/nginx.conf" && grep -q "sndbuf=64k;" "$FE_DIR/nginx.conf"'
@@ -38,7 +23,7 @@ if start_fe "example" "$A"; then
 	# Kept connections: nginx's keepalive pool serves many requests on a
 	# few connections (at most one idle per worker when requests come one
 	# at a time).
-	workers=$(pgrep -P "$NGINX_PID" | wc -l)
+	workers=$(pgrep -P "$FRONTEND_PID" | wc -l)
 	read -r c0 r0 <<<"$(status_of "$A" connections_total requests)"
 	for i in $(seq 30); do curl -s -o /dev/null "$URL/hello"; done
 	read -r c1 r1 <<<"$(status_of "$A" connections_total requests)"
@@ -50,24 +35,21 @@ if start_fe "example" "$A"; then
 	check "keepalive: backend connections reused ($dc new for 30 requests, $workers workers)" \
 		test "$dc" -le "$workers"
 	http_check "keepalive: /status through nginx" "$URL/status" 200 "" application/json
-	req=$(grep -o '"requests":[0-9]*' "$HTTP_BODY" | cut -d: -f2)
-	conns=$(grep -o '"connections_total":[0-9]*' "$HTTP_BODY" | cut -d: -f2)
+	read -r req conns < <(json_numbers requests connections_total <"$HTTP_BODY")
 	check "keepalive: /status shows requests ($req) > connections ($conns)" \
 		test "${req:-0}" -gt "${conns:-0}"
-	kill "$NGINX_PID"
-	wait "$NGINX_PID" 2>/dev/null
+	stop_fe
 fi
 
 # The control: without upstream keepalive every request is a connection,
 # so the check above measures what it claims.
-if start_fe "keepalive=0" "$A" keepalive=0; then
+if start_fe nginx "keepalive=0" "$A" keepalive=0; then
 	c0=$(status_of "$A" connections_total)
 	for i in $(seq 10); do curl -s -o /dev/null "$URL/hello"; done
 	c1=$(status_of "$A" connections_total)
 	dc=$((c1 - c0 - 1))
 	check "no keepalive (control): 10 requests, 10 backend connections (got $dc)" test "$dc" -eq 10
-	kill "$NGINX_PID"
-	wait "$NGINX_PID" 2>/dev/null
+	stop_fe
 fi
 
 # --- Several backends in the upstream: TCP, unix socket and IPv6 daemons.
@@ -75,13 +57,10 @@ sock=$T/b2.sock
 spawn "$EVFCGID" --listen "unix:$sock" 2>"$T/b2.log"
 p3=$(freeport)
 spawn "$EVFCGID" --listen "[::1]:$p3" 2>"$T/b3.log"
-wait_file "$sock"
-for ((i = 0; i < 100; i++)); do
-	(exec 3<>"/dev/tcp/::1/$p3") 2>/dev/null && break
-	sleep 0.05
-done
+wait_port "unix:$sock"
+wait_port "[::1]:$p3"
 r0=$(status_of "$A" requests)
-if start_fe "three backends" "$A,unix:$sock,[::1]:$p3"; then
+if start_fe nginx "three backends" "$A,unix:$sock,[::1]:$p3"; then
 	bad=0
 	for i in $(seq 12); do
 		curl -s -o "$T/rr" "$URL/big"
@@ -95,8 +74,7 @@ if start_fe "three backends" "$A,unix:$sock,[::1]:$p3"; then
 	check "three backends: the unix socket daemon served some ($((ru - 1)))" test "$((ru - 1))" -gt 0
 	check "three backends: the [::1] daemon served some ($((12 - ra - ru + 1)))" \
 		test "$((12 - ra - ru + 1))" -gt 0
-	kill "$NGINX_PID"
-	wait "$NGINX_PID" 2>/dev/null
+	stop_fe
 fi
 
 
@@ -104,7 +82,7 @@ fi
 pattern 1048579 >"$T/exp.1m"
 head -c 1048576 /dev/urandom >"$T/in.1m"
 for v in buffered notemp nosndbuf; do
-	if start_fe "$v" "$A" "$v"; then
+	if start_fe nginx "$v" "$A" "$v"; then
 		http_check "nginx-$v: /big" "$URL/big" 200 "$T/exp/big"
 		http_check "nginx-$v: /size?1048579" "$URL/size?1048579" 200 "$T/exp.1m"
 		http_check "nginx-$v: /stream?1048579" "$URL/stream?1048579" 200 "$T/exp.1m"
@@ -118,24 +96,10 @@ for v in buffered notemp nosndbuf; do
 			kill "$c" 2>/dev/null
 			wait "$c" 2>/dev/null
 		fi
-		kill "$NGINX_PID"
-		wait "$NGINX_PID" 2>/dev/null
+		stop_fe
 	fi
 done
-if [ -x "$TOP/tools/blocking_fcgid" ]; then
-	bp=$(freeport)
-	spawn "$TOP/tools/blocking_fcgid" --listen "127.0.0.1:$bp" 2>"$T/blocking.log"
-	wait_port "$bp"
-	if start_fe "blocking_fcgid" "127.0.0.1:$bp"; then
-		http_check "blocking_fcgid behind nginx: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
-		http_check "blocking_fcgid behind nginx: /big" "$URL/big" 200 "$T/exp/big"
-		http_check "blocking_fcgid behind nginx: /size?1048579" "$URL/size?1048579" 200 "$T/exp.1m"
-		kill "$NGINX_PID"
-		wait "$NGINX_PID" 2>/dev/null
-	fi
-else
-	not_ok "tools/blocking_fcgid is built (make): the control group behind nginx"
-fi
+check_blocking_fcgid_behind nginx "/size?1048579" "$T/exp.1m"
 
 # --- Backpressure.  A client reading 64 MiB at 64 KiB/s: with
 # fastcgi_buffering off (the example) evfcgid is still producing two
@@ -144,27 +108,10 @@ fi
 # file and the daemon is done.  The listen sndbuf is checked on the same
 # connection: the kernel reports twice the size asked for.
 
-# slow_client URL: curl reading URL at 64 KiB/s in the background; SLOW_PID.
-slow_client() {
-	curl -s -o /dev/null --limit-rate 64k --max-time 30 "$1" &
-	SLOW_PID=$!
-	PIDS+=("$SLOW_PID")
-}
-
 start_evfcgid
 B=127.0.0.1:$EVFCGID_PORT
-hw=$(status_of "$B" high_water)
-if start_fe "backpressure" "$B"; then
-	slow_client "$URL/stream?67108864"
-	sleep 2
-	read -r active stalled queued <<<"$(status_of "$B" requests_active stalled_sockets bytes_queued)"
-	echo "# buffering off, slow client: requests_active $active, stalled_sockets $stalled, bytes_queued $queued (high water $hw)"
-	check "buffering off: 2 s later the slow client's 64 MiB are still being produced" \
-		test "${active:-0}" -ge 2
-	check "buffering off: evfcgid holds at most about the high watermark ($queued <= $hw + 64k)" \
-		test "${queued:-0}" -le $((hw + 65536))
-	check "buffering off: evfcgid counts the slow client's socket as stalled ($stalled)" \
-		test "${stalled:-0}" -ge 1
+if start_fe nginx "backpressure" "$B"; then
+	check_backpressure "buffering off" "$B"
 	if command -v ss >/dev/null; then
 		tb=$(sndbuf_of "${URL##*:}")
 		echo "# sndbuf=64k: the kernel send buffer towards the slow client is ${tb:-unknown} bytes"
@@ -174,28 +121,11 @@ if start_fe "backpressure" "$B"; then
 		echo "# ss (iproute2) missing: the listen sndbuf is not checked"
 	fi
 	kill "$SLOW_PID" 2>/dev/null
-	kill "$NGINX_PID"
-	wait "$NGINX_PID" 2>/dev/null
+	stop_fe
 fi
-
-if start_fe "buffered backpressure" "$B" buffered; then
-	slow_client "$URL/stream?67108864"
-	done_="" reading=""
-	for ((i = 0; i < 100; i++)); do
-		sleep 0.1
-		if [ "$(status_of "$B" requests_active)" = 1 ]; then
-			done_=$i
-			kill -0 "$SLOW_PID" 2>/dev/null && reading=1
-			break
-		fi
-	done
-	echo "# buffering on (nginx's default), slow client: the daemon was done within $(( ${done_:-100} * 100 + 100 )) ms"
-	check "buffering on (control): nginx spooled the 64 MiB and the daemon is done within 10 s" \
-		test -n "$done_"
-	check "buffering on (control): meanwhile the client is still reading" test -n "$reading"
-	kill "$SLOW_PID" 2>/dev/null
-	kill "$NGINX_PID"
-	wait "$NGINX_PID" 2>/dev/null
+if start_fe nginx "buffered backpressure" "$B" buffered; then
+	check_absorbed "buffering on" "nginx spooled the 64 MiB and" "$B"
+	stop_fe
 fi
 
 check "evfcgid still running" kill -0 "$EVFCGID_PID"

@@ -10,6 +10,7 @@
 # --sndbuf: the kernel's send buffer towards a slow reader, autotuned to
 # megabytes without it, stays at what was asked (doubled by the kernel).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 FCGI_LOAD=$TOP/tools/fcgi_load
 
 start_evfcgid
@@ -36,7 +37,7 @@ check "the slow reader is still reading (it has not stalled the others)" kill -0
 read -r stalled queued high <<<"$(status_of "$addr" stalled_sockets bytes_queued high_water)"
 rss=$(rss_kib "$EVFCGID_PID")
 echo "# /hello: $base req/s alone, $loaded req/s beside a 64 MiB slow reader," \
-	"ratio $(awk -v a="$loaded" -v b="$base" 'BEGIN { printf "%.2f", a / b }')"
+	"ratio $(ratio "$loaded" "$base")"
 echo "# daemon: RSS $rss KiB, $queued bytes queued, $stalled stalled socket(s), high water $high"
 check "the slow reader's socket waits above the low watermark (stalled: $stalled)" test "$stalled" -eq 1
 check "queued for it: at most a watermark and one record ($queued bytes)" \
