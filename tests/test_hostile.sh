@@ -2,6 +2,7 @@
 # Limits a peer runs into, as processes: out of descriptors (accept backs
 # off and says so once per episode, not every 200 ms, then works again).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
 # --- EMFILE: 40 idle connections against a daemon allowed 24 descriptors.
 EVFCGID_PORT=$(freeport)
@@ -21,8 +22,7 @@ check "EMFILE: the back-off is logged once, not every 200 ms ($pauses)" test "$p
 check "EMFILE: at most one more line while it lasts ($lines)" test "$lines" -le 2
 for fd in "${fds[@]}"; do exec {fd}>&-; done
 sleep 0.5
-fcgi_req "127.0.0.1:$EVFCGID_PORT" /hello >"$T/hello" 2>&1
-check "EMFILE: serves again once descriptors are free" grep -q '^Hello World$' "$T/hello"
+check "EMFILE: serves again once descriptors are free" fcgi_hello "127.0.0.1:$EVFCGID_PORT" 5
 check "EMFILE: the end of the episode is logged" grep -q 'accepting again after' "$EVFCGID_LOG"
 kill -0 "$EVFCGID_PID" 2>/dev/null && ok "EMFILE: evfcgid still running" || not_ok "EMFILE: evfcgid still running"
 finish

@@ -4,6 +4,7 @@
 # cut short, garbage, an abort, then SIGTERM.  Zero errors and nothing
 # lost (definitely or indirectly) when it exits.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 FCGI_LOAD=$TOP/tools/fcgi_load
 
 EVFCGID_PORT=$(freeport)

@@ -3,19 +3,11 @@
 # killed at once are replaced and the port keeps answering, SIGTERM to the
 # parent drains every worker.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 
-hello_ok() { fcgi_req "127.0.0.1:$EVFCGID_PORT" /hello 2>/dev/null | grep -q '^Hello World$'; }
 workers() { pgrep -P "$EVFCGID_PID" | sort; }
-
-# wait_workers N: until the parent has N workers (5 s at most).
-wait_workers() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ "$(workers | wc -l)" -eq "$1" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
+nworkers_is() { [ "$(workers | wc -l)" -eq "$1" ]; }
+wait_workers() { wait_until 5 nworkers_is "$1"; }
 
 start_evfcgid --workers 2
 check "2 workers at start" wait_workers 2
@@ -25,14 +17,14 @@ sleep 0.2
 check "a worker killed with -9 is replaced" wait_workers 2
 check "the killed one is gone from the list" bash -c "! pgrep -P $EVFCGID_PID | grep -qx $first"
 ok=0
-for i in $(seq 20); do hello_ok && ok=$((ok + 1)); done
+for i in $(seq 20); do fcgi_hello "127.0.0.1:$EVFCGID_PORT" && ok=$((ok + 1)); done
 check "20 of 20 requests answered after the kill ($ok)" test "$ok" -eq 20
 kill -9 $(workers)
 sleep 0.1
 check "the parent is still there when every worker died" kill -0 "$EVFCGID_PID"
 check "both are replaced" wait_workers 2
 ok=0
-for i in $(seq 20); do hello_ok && ok=$((ok + 1)); done
+for i in $(seq 20); do fcgi_hello "127.0.0.1:$EVFCGID_PORT" && ok=$((ok + 1)); done
 check "20 of 20 requests answered after all were killed ($ok)" test "$ok" -eq 20
 grep -q 'replaced by' "$EVFCGID_LOG" && ok "replacements are logged" || not_ok "replacements are logged"
 fcgi_req "127.0.0.1:$EVFCGID_PORT" "/sleep?800" >"$T/slept" 2>&1 &
