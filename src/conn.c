@@ -6,8 +6,10 @@
  * producers wait; the write callback at the low mark resumes both.
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
@@ -37,6 +39,7 @@ static void	conn_timeoutcb(evutil_socket_t, short, void *);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	conn_waitcb(void *);
+static int	conn_write_progress(struct conn *);
 static void	conn_enter(struct conn *);
 static void	conn_leave(struct conn *);
 static void	conn_fail(void *, const char *);
@@ -129,7 +132,8 @@ static int
 conn_events_new(struct conn *c, int fd)
 {
 	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
-	struct timeval			 wt = { lim->write_timeout, 0 };
+	struct timeval			 wt = { lim->write_timeout / 2,
+	    lim->write_timeout % 2 * 500000 };
 
 	c->c_bev = bufferevent_socket_new(c->c_env->ce_base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
@@ -304,6 +308,32 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	(void)buf;
 	budget_add(c->c_env->ce_budget,
 	    (long long)info->n_added - (long long)info->n_deleted);
+	/* Bytes written: the write timeout counts afresh. */
+	if (info->n_deleted > 0)
+		c->c_stuck = 0;
+}
+
+/*
+ * The write timer (half the write timeout) ran out with output queued and
+ * nothing written.  Behind a front end a slow client's progress shows only
+ * in steps, as the front end takes a buffer's worth at a time, and the
+ * kernel's send buffer hides it from writes: so the peer counts as reading
+ * while the kernel's send queue shrinks.  Returns 1 when it did since the
+ * last look (or this is the first), 0 after a whole write timeout without.
+ */
+static int
+conn_write_progress(struct conn *c)
+{
+	int	 outq = -1;
+
+	if (ioctl(bufferevent_getfd(c->c_bev), SIOCOUTQ, &outq) == -1)
+		outq = -1;
+	if (c->c_stuck == 0 || (outq >= 0 && outq < c->c_outq)) {
+		c->c_outq = outq;
+		c->c_stuck = 1;
+		return 1;
+	}
+	return ++c->c_stuck <= 2;
 }
 
 /*
@@ -526,6 +556,12 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 		if (!conn_input_pending(c))
 			conn_input_ended(c);
 	} else if (what & BEV_EVENT_TIMEOUT) {
+		if (conn_write_progress(c)) {
+			/* libevent stopped writing at the timeout: go on. */
+			bufferevent_enable(c->c_bev, EV_WRITE);
+			conn_leave(c);
+			return;
+		}
 		snprintf(why, sizeof(why), "no write progress for %d s",
 		    c->c_env->ce_lim->write_timeout);
 		conn_error(c, why);

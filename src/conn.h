@@ -75,6 +75,8 @@ struct conn {
 	int			 c_held;	/* a BEGIN waits for max_reqs */
 	int			 c_eof;		/* the peer sends no more */
 	int			 c_partial;	/* input ends inside a record */
+	int			 c_stuck;	/* write timer runs without a write */
+	int			 c_outq;	/* kernel send queue seen then */
 	struct timeval		 c_partial_since; /* its first byte came */
 	int			 c_in_cb;	/* inside one of our callbacks */
 	enum conn_timer		 c_timer_kind;

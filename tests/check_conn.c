@@ -6,6 +6,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -88,6 +91,38 @@ peer_new(void)
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(evfcgi_adopt(srv, sv[0]), 0);
 	p->fd = sv[1];
+	fcntl(p->fd, F_SETFL, O_NONBLOCK);
+	return p;
+}
+
+/*
+ * Connects a new peer over TCP on loopback, its receive buffer set to
+ * rcvbuf bytes before connect() (where the kernel counts a reader's
+ * progress byte by byte, as it does not across a socketpair).
+ */
+static struct peer *
+peer_new_tcp(int rcvbuf)
+{
+	struct peer		*p = calloc(1, sizeof(*p));
+	struct sockaddr_in	 sin;
+	socklen_t		 len = sizeof(sin);
+	int			 lfd, fd;
+
+	ck_assert_ptr_nonnull(p);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_ne(lfd = socket(AF_INET, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	ck_assert_int_ne(p->fd = socket(AF_INET, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+	    sizeof(rcvbuf)), 0);
+	ck_assert_int_eq(connect(p->fd, (struct sockaddr *)&sin, len), 0);
+	ck_assert_int_ne(fd = accept(lfd, NULL, NULL), -1);
+	close(lfd);
+	ck_assert_int_eq(evfcgi_adopt(srv, fd), 0);
 	fcntl(p->fd, F_SETFL, O_NONBLOCK);
 	return p;
 }
@@ -1126,6 +1161,35 @@ START_TEST(write_timeout_closes)
 }
 END_TEST
 
+/*
+ * A peer that keeps reading, too slowly for the daemon's writes to go
+ * through (its socket's send queue stays above the writable mark), is not
+ * cut: the queue shrinks.  Once it stops reading for good, it is.
+ */
+START_TEST(slow_reader_not_cut)
+{
+	struct peer	*p;
+	int		 i;
+
+	lim.write_timeout = 1;
+	lim.sndbuf = 65536;
+	start();
+	p = peer_new_tcp(4096);
+	send_request(p, 1, 0, "/size?4000000", NULL, 0);
+	run_for(0.2);
+	for (i = 0; i < 10; i++) {
+		peer_read(p, 2048);
+		run_for(0.35);
+	}
+	ck_assert_uint_eq(stats().closed_on_error, 0);
+	ck_assert_uint_eq(stats().connections, 1);
+	run_for(2.2);
+	ck_assert_uint_eq(stats().closed_on_error, 1);
+	ck_assert_uint_eq(stats().connections, 0);
+	peer_free(p);
+}
+END_TEST
+
 START_TEST(idle_timeout_closes)
 {
 	struct peer	*p;
@@ -1162,7 +1226,8 @@ conn_suite(void)
 	    bad_version_closes_one_conn, params_too_large_431,
 	    body_too_large_413, header_timeout_closes,
 	    header_timeout_per_request, write_timeout_closes,
-	    idle_timeout_closes, trickled_record_times_out, NULL);
+	    idle_timeout_closes, trickled_record_times_out,
+	    slow_reader_not_cut, NULL);
 	tcase_add_loop_test(tc, malformed_closes, 0, NMALFORMED);
 	return s;
 }
