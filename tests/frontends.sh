@@ -99,7 +99,7 @@ fe_rewrite() {
 #   keepalive=N  upstream keepalive N (0 removes it: a connection per request)
 # Returns non-zero, saying why, on an unknown variant or a changed example.
 nginx_conf() {
-	local dir=$1 port=$2 backends=$3 v b rules
+	local dir=$1 port=$2 backends=$3 v b rules params
 	local buffering="fastcgi_buffering off;" listen="sndbuf=64k" workers="" keepalive="" list
 	shift 3
 	for v in "$@"; do
@@ -114,9 +114,11 @@ nginx_conf() {
 	done
 	mkdir -p "$dir"/client_body "$dir"/proxy "$dir"/fastcgi "$dir"/uwsgi "$dir"/scgi || return 1
 	local servers="" top="daemon off;"
+	# Each backend gets the example's own server parameters.
+	params=$(sed -n 's/^[[:space:]]*server 127\.0\.0\.1:9000\([^;]*\);.*/\1/p' "$NGINX_EXAMPLE")
 	IFS=, read -ra list <<<"$backends"
 	for b in "${list[@]}"; do
-		servers+="${servers:+\\n}server $b;"
+		servers+="${servers:+\\n}server $b$params;"
 	done
 	[ "$(id -u)" -eq 0 ] && top+='\nuser root;'
 	local temps="client_body_temp_path $dir/client_body;\\nproxy_temp_path $dir/proxy;"
@@ -128,7 +130,7 @@ nginx_conf() {
 		printf '%s\t%s\n' "error_log /var/log/nginx/evfcgid.error.log" "error_log $dir/error.log warn;"
 		printf '%s\t%s\n' "access_log /var/log/nginx/evfcgid.access.log;" "access_log $dir/access.log;\\n$temps"
 		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=64k;" "listen 127.0.0.1:$port${listen:+ $listen};"
-		printf '%s\t%s\n' "server 127.0.0.1:9000;" "$servers"
+		printf '%s\t%s\n' "server 127.0.0.1:9000" "$servers"
 		printf '%s\t%s\n' "fastcgi_buffering off;" "$buffering"
 		[ -n "$workers" ] && printf '%s\t%s\n' "worker_processes auto;" "worker_processes $workers;"
 		if [ "$keepalive" = 0 ]; then
