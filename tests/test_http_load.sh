@@ -29,6 +29,8 @@ bytes() { awk 'NR == 1 { print $6 }' <<<"$OUT"; }
 seconds() { awk 'NR == 1 { print $9 }' <<<"$OUT"; }
 rate() { awk '/fetches\/sec/ { print $1 }' <<<"$OUT"; }
 code() { awk -v c="$1" '$1 == "code" && $2 == c { print $4 }' <<<"$OUT"; }
+# per_conn N: the body bytes/s of each of N connections that ran together.
+per_conn() { awk -v b="$(bytes)" -v s="$(seconds)" -v n="$1" 'BEGIN { printf("%.0f", s > 0 ? b / n / s : 0) }'; }
 # line_count TEXT: the N of the summary line "N TEXT", or 0.
 line_count() { awk -v t="$1" '{ n = $1; $1 = ""; if (substr($0, 2) == t) f = n } END { print f + 0 }' <<<"$OUT"; }
 # g N: N formatted as the summary prints byte totals (%g).
@@ -40,6 +42,7 @@ mkdir -p "$T/www"
 printf 'Hello World\n' >"$T/www/small"		# 12 bytes
 pattern 96256 >"$T/www/big"			# 94 KiB
 head -c 1048576 /dev/urandom >"$T/www/1m"	# 1 MiB
+head -c 10240 /dev/urandom >"$T/www/10k"	# 10 KiB
 # nginx serves $T/www on 127.0.0.1:$PORT, with room for thousands of
 # connections; /chunked/ serves the same files in chunked coding;
 # /varying answers a fixed-length body that differs every time; /sleep
@@ -58,6 +61,7 @@ BASE=http://127.0.0.1:$PORT
 urls "$T/u.small" "$BASE/small"
 urls "$T/u.big" "$BASE/big"
 urls "$T/u.1m" "$BASE/1m"
+urls "$T/u.10k" "$BASE/10k"
 urls "$T/u.chunked" "$BASE/chunked/big"
 urls "$T/u.mix" "$BASE/small" "$BASE/no-such-file"
 SIZE404=$("$HTTP_GET" --pause 0 "$BASE/no-such-file" 2>/dev/null | tr ' ' '\n' | sed -n 's/^body=//p')
@@ -163,7 +167,7 @@ check "-seconds 2: stops by itself at 2 s" \
 	awk -v s="$(seconds)" -v w="$wall" 'BEGIN { exit !(s >= 1.99 && s < 2.2 && w < 3000) }'
 check "-seconds 2: fetches made" test "$(fetches)" -gt 100
 t0=$(now_ns)
-http_load -Throttle 100000 -parallel 3 -seconds 1.5 "$T/u.1m"
+http_load -Throttle 1000000 -parallel 3 -seconds 1.5 "$T/u.1m"
 wall=$(ms_since "$t0")
 check "-seconds with 10 s fetches in flight: stops at 1.5 s, abandoned fetches not counted" \
 	test "$(fetches) $(maxpar)" = "0 3" -a "$wall" -lt 2500
@@ -180,12 +184,23 @@ wall=$(ms_since "$t0")
 check "-rate 100 -fetches 50: exactly 50 fetches in about 0.5 s ($wall ms)" \
 	test "$(fetches)" = 50 -a "$wall" -ge 450 -a "$wall" -lt 1500
 
+# -Throttle N is in bits/s as in the original: N / 10 bytes/s, a byte on
+# a serial line being 10 bits with its start and stop bits.
 t0=$(now_ns)
-http_load -Throttle 500000 -parallel 2 -fetches 2 "$T/u.1m"
+http_load -Throttle 5000000 -parallel 2 -fetches 2 "$T/u.1m"
 wall=$(ms_since "$t0")
-echo "# -Throttle 500000 on 1 MiB: $wall ms"
-check "-Throttle 500000 (bytes/s): 1 MiB takes 1.5..3.5 s, bytes intact" \
+echo "# -Throttle 5000000 on 1 MiB: $wall ms"
+check "-Throttle 5000000 (bits/s, 500000 bytes/s): 1 MiB takes 1.5..3.5 s, bytes intact" \
 	test "$wall" -ge 1500 -a "$wall" -lt 3500 -a "$(bytes)" = "$(g $((2 * 1048576)))"
+t0=$(now_ns)
+http_load -Throttle 33600 -parallel 2 -fetches 2 "$T/u.10k"
+wall=$(ms_since "$t0")
+per=$(per_conn 2)
+echo "# -Throttle 33600 on 10 KiB: $wall ms, $per bytes/s per connection"
+check "-Throttle 33600 (3360 bytes/s): a 10 KiB answer takes about 3 s ($wall ms), bytes intact" \
+	test "$wall" -ge 2700 -a "$wall" -lt 4500 -a "$(fetches) $(bytes)" = "2 20480"
+check "-Throttle 33600: 2856..3528 body bytes/s per connection ($per)" \
+	test "$per" -ge 2856 -a "$per" -le 3528
 t0=$(now_ns)
 http_load -throttle -parallel 2 -fetches 2 "$T/u.small"
 check "-throttle (modem) on a small file: quick and complete" \

@@ -40,7 +40,8 @@
 #include "loadgen.h"
 #include "toolutil.h"
 
-#define THROTTLE_MODEM	3360		/* 33.6 kbit/s at 10 bits a byte */
+#define THROTTLE_MODEM	3360		/* bytes/s: 33.6 kbit/s, 10 bits a byte */
+#define BITS_PER_BYTE	10.0		/* -Throttle's: start and stop bits */
 #define IDLE_SECS	60		/* default -timeout */
 #define PROGRESS_SECS	60		/* -verbose report interval */
 #define RATE_MAX	100000
@@ -190,7 +191,8 @@ usage(FILE *fp, int status)
 "  -checksum    compare a checksum of each body with earlier fetches of the\n"
 "               same URL (reports bad checksums instead of bad byte counts)\n"
 "  -throttle    read like a 33.6 kbit/s modem (%d bytes/s per connection)\n"
-"  -Throttle N  read at most N bytes/s per connection\n"
+"  -Throttle N  read like a modem of N bits/s: N/10 bytes/s per connection\n"
+"               (a byte on the line is 10 bits with its start and stop bits)\n"
 "  -verbose     progress report on stderr every %d seconds, every error shown\n"
 "  -timeout S   give up on a connection idle for S seconds (default %d)\n"
 "  -keepalive   reuse connections (HTTP/1.1 keep-alive) instead of one\n"
@@ -322,9 +324,10 @@ opt_value(int o, const char *arg, const char *val)
 	}
 	switch (o) {
 	case OPT_THROTTLE_N:
+		/* Bits a second on a serial line, as the original. */
 		bad = parse_int(val, 1, INT_MAX, &v) == -1;
 		do_throttle = 1;
-		throttle = (double)v;
+		throttle = (double)v / BITS_PER_BYTE;
 		break;
 	case OPT_TIMEOUT:
 		bad = parse_secs(val, 1e7, &idle_secs) == -1;
