@@ -2,7 +2,7 @@
  * check_loadgen.c: the load generators' run and client slot on a real
  * event loop and real loopback sockets: counts, timers, the error cap,
  * dialling with SO_RCVBUF, watching, pausing, redialling, and dials that
- * fail.
+ * fail; and the pacer, a pure function of its clock and now.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -13,6 +13,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +339,80 @@ START_TEST(dial_fails_early)
 }
 END_TEST
 
+START_TEST(pace_from_first_byte)
+{
+	struct lg_pace	 p;
+	int64_t		 clock = 0, now, wait = -1;
+	size_t		 due, n, total = 0, left = 10490;
+
+	ck_assert_int_eq(lg_pace_init(&p, 3360, 131072), 0);
+	ck_assert_uint_eq(p.lp_burst, 1680);
+	ck_assert_uint_eq(p.lp_tick, 336);
+	ck_assert_int_eq(p.lp_burst_us, 500000);
+	/* 1 ms after the start nothing is due: wait until a tick's worth. */
+	ck_assert_uint_eq(lg_pace_due(&p, clock, 1000, &wait), 0);
+	ck_assert_int_eq(wait, 100000 - 1000 + 1);
+	/* Whatever is due, read as soon as it is: never ahead of the rate. */
+	for (now = 0; left > 0; now += wait) {
+		if ((due = lg_pace_due(&p, clock, now, &wait)) == 0) {
+			ck_assert_int_ge(wait, 1);
+			continue;
+		}
+		ck_assert_int_eq(wait, 0);
+		n = due < left ? due : left;
+		total += n;
+		left -= n;
+		clock = lg_pace_spent(&p, clock, now, n);
+		ck_assert_double_le((double)total, 3360.0 * (double)now / 1e6);
+	}
+	/* 10490 bytes at 3360 a second, the last tick read in full. */
+	ck_assert_int_ge(now, 3100000);
+	ck_assert_int_le(now, 3200100);
+	/* After 10 s of nothing, half a second's worth, not 10 s's. */
+	ck_assert_uint_eq(lg_pace_due(&p, 0, 10000000, &wait), 1680);
+	ck_assert_int_eq(lg_pace_spent(&p, 0, 10000000, 1680), 10000000);
+}
+END_TEST
+
+START_TEST(pace_extreme_rates)
+{
+	struct lg_pace	 p;
+	int64_t		 wait = -1;
+
+	/* A read cap below a tick's worth: every read is the cap. */
+	ck_assert_int_eq(lg_pace_init(&p, 1e6, 4096), 0);
+	ck_assert_uint_eq(p.lp_burst, 4096);
+	ck_assert_uint_eq(p.lp_tick, 4096);
+	ck_assert_uint_eq(lg_pace_due(&p, 0, 4095, &wait), 0);
+	ck_assert_int_eq(wait, 2);
+	ck_assert_uint_eq(lg_pace_due(&p, 0, 4096, &wait), 4096);
+	/* Half a byte a second: one byte, every two seconds. */
+	ck_assert_int_eq(lg_pace_init(&p, 0.5, 4096), 0);
+	ck_assert_uint_eq(p.lp_burst, 1);
+	ck_assert_uint_eq(p.lp_tick, 1);
+	ck_assert_uint_eq(lg_pace_due(&p, 0, 0, &wait), 0);
+	ck_assert_int_eq(wait, 2000001);
+	ck_assert_uint_eq(lg_pace_due(&p, 0, 2000000, &wait), 1);
+	ck_assert_int_eq(lg_pace_spent(&p, 0, 2000000, 1), 2000000);
+	/* A clock ahead of now (the reader took a burst): wait it out. */
+	ck_assert_uint_eq(lg_pace_due(&p, 5000000, 2000000, &wait), 0);
+	ck_assert_int_eq(wait, 5000001);
+}
+END_TEST
+
+START_TEST(pace_bad_rates)
+{
+	struct lg_pace	 p;
+
+	memset(&p, 0x5a, sizeof(p));
+	ck_assert_int_eq(lg_pace_init(&p, 0, 4096), -1);
+	ck_assert_int_eq(lg_pace_init(&p, -3360, 4096), -1);
+	ck_assert_int_eq(lg_pace_init(&p, NAN, 4096), -1);
+	ck_assert_int_eq(lg_pace_init(&p, 3360, 0), -1);
+	ck_assert_uint_eq(p.lp_tick, (size_t)0x5a5a5a5a5a5a5a5aULL);
+}
+END_TEST
+
 /* The cases, one TCase each, every test with a fresh run. */
 static const struct {
 	const char	*name;
@@ -345,9 +420,10 @@ static const struct {
 } cases[] = {
 	{ "core", { &count_and_status, &seconds_and_tick, &errors_capped,
 	    &errors_note_and_all, &slot_dial_watch_close,
-	    &slot_timeout_pause_redial } },
-	{ "partial", { &run_stopped_at_start, &run_limit_cuts_off } },
-	{ "malformed", { &dial_refused, &dial_fails_early } }
+	    &slot_timeout_pause_redial, &pace_from_first_byte } },
+	{ "partial", { &run_stopped_at_start, &run_limit_cuts_off,
+	    &pace_extreme_rates } },
+	{ "malformed", { &dial_refused, &dial_fails_early, &pace_bad_rates } }
 };
 
 int

@@ -29,6 +29,8 @@ bytes() { awk 'NR == 1 { print $6 }' <<<"$OUT"; }
 seconds() { awk 'NR == 1 { print $9 }' <<<"$OUT"; }
 rate() { awk '/fetches\/sec/ { print $1 }' <<<"$OUT"; }
 code() { awk -v c="$1" '$1 == "code" && $2 == c { print $4 }' <<<"$OUT"; }
+# first_ms: the mean of msecs/first-response, whole milliseconds.
+first_ms() { awk '/^msecs\/first-response/ { printf("%d", $2) }' <<<"$OUT"; }
 # per_conn N: the body bytes/s of each of N connections that ran together.
 per_conn() { awk -v b="$(bytes)" -v s="$(seconds)" -v n="$1" 'BEGIN { printf("%.0f", s > 0 ? b / n / s : 0) }'; }
 # line_count TEXT: the N of the summary line "N TEXT", or 0.
@@ -43,6 +45,8 @@ printf 'Hello World\n' >"$T/www/small"		# 12 bytes
 pattern 96256 >"$T/www/big"			# 94 KiB
 head -c 1048576 /dev/urandom >"$T/www/1m"	# 1 MiB
 head -c 10240 /dev/urandom >"$T/www/10k"	# 10 KiB
+head -c 1200 /dev/urandom >"$T/www/1200"	# within one read of -throttle
+head -c 65536 /dev/urandom >"$T/www/64k"	# within one read of -Throttle 1600000
 # nginx serves $T/www on 127.0.0.1:$PORT, with room for thousands of
 # connections; /chunked/ serves the same files in chunked coding;
 # /varying answers a fixed-length body that differs every time; /sleep
@@ -62,6 +66,8 @@ urls "$T/u.small" "$BASE/small"
 urls "$T/u.big" "$BASE/big"
 urls "$T/u.1m" "$BASE/1m"
 urls "$T/u.10k" "$BASE/10k"
+urls "$T/u.1200" "$BASE/1200"
+urls "$T/u.64k" "$BASE/64k"
 urls "$T/u.chunked" "$BASE/chunked/big"
 urls "$T/u.mix" "$BASE/small" "$BASE/no-such-file"
 SIZE404=$("$HTTP_GET" --pause 0 "$BASE/no-such-file" 2>/dev/null | tr ' ' '\n' | sed -n 's/^body=//p')
@@ -201,6 +207,28 @@ check "-Throttle 33600 (3360 bytes/s): a 10 KiB answer takes about 3 s ($wall ms
 	test "$wall" -ge 2700 -a "$wall" -lt 4500 -a "$(fetches) $(bytes)" = "2 20480"
 check "-Throttle 33600: 2856..3528 body bytes/s per connection ($per)" \
 	test "$per" -ge 2856 -a "$per" -le 3528
+# The rate holds from the first byte: an answer that one read could take
+# whole (reads go up to half a second's worth) still takes its time.
+t0=$(now_ns)
+http_load -throttle -parallel 2 -fetches 2 "$T/u.1200"
+wall=$(ms_since "$t0")
+echo "# -throttle on a 1200-byte answer: $wall ms, first response $(first_ms) ms"
+check "-throttle (3360 bytes/s): a 1200-byte answer takes 0.4..1.5 s ($wall ms), bytes intact" \
+	test "$wall" -ge 400 -a "$wall" -lt 1500 -a "$(fetches) $(bytes)" = "2 2400"
+check "-throttle: msecs/first-response is the server's, not the pause's ($(first_ms) ms)" \
+	test "$(first_ms)" -lt 50
+t0=$(now_ns)
+http_load -Throttle 1600000 -parallel 2 -fetches 2 "$T/u.64k"
+wall=$(ms_since "$t0")
+per=$(per_conn 2)
+echo "# -Throttle 1600000 on 64 KiB: $wall ms, $per bytes/s per connection"
+check "-Throttle 1600000 (160000 bytes/s): 64 KiB takes 0.4..1.2 s ($wall ms), at most 168000 bytes/s per connection ($per)" \
+	test "$wall" -ge 400 -a "$wall" -lt 1200 -a "$per" -le 168000 -a "$(bytes)" = "$(g $((2 * 65536)))"
+t0=$(now_ns)
+http_load -throttle -keepalive -parallel 1 -fetches 2 "$T/u.1200"
+wall=$(ms_since "$t0")
+check "-throttle -keepalive: each fetch on the kept connection paced, 2 x 1200 bytes take 0.8..2.5 s ($wall ms)" \
+	test "$wall" -ge 800 -a "$wall" -lt 2500 -a "$(fetches) $(bytes)" = "2 2400"
 t0=$(now_ns)
 http_load -throttle -parallel 2 -fetches 2 "$T/u.small"
 check "-throttle (modem) on a small file: quick and complete" \

@@ -89,7 +89,9 @@ struct conn {
 	int64_t		 c_start_us;	/* fetch started */
 	int64_t		 c_connect_us;	/* connect() called */
 	int64_t		 c_request_us;	/* connection up, request going out */
-	int64_t		 c_response_us;	/* first response byte */
+	int64_t		 c_ready_us;	/* first readable, 0 until then */
+	int64_t		 c_response_us;	/* first response byte (when ready) */
+	int64_t		 c_paced_us;	/* -throttle: the pacer's clock */
 	size_t		 c_woff;	/* request bytes written */
 	int64_t		 c_rbytes;	/* bytes read in this fetch */
 	struct http_frame c_frame;	/* the response */
@@ -114,7 +116,7 @@ static void	 conn_woke(void *);
 static void	 conn_connect(struct conn *);
 static void	 conn_send(struct conn *);
 static void	 conn_read(struct conn *);
-static void	 conn_throttle(struct conn *);
+static size_t	 conn_paced(struct conn *);
 static void	 body_sum(void *, const char *, size_t);
 static void	 idle_push(struct conn *);
 static void	 idle_remove(struct conn *);
@@ -149,6 +151,7 @@ static const struct timeval *idle_tv;	/* libevent common timeout */
 static struct event	*rate_ev;
 static int64_t		 rate_next_us, rate_interval_us;
 static size_t		 read_max;
+static struct lg_pace	 pace;		/* -throttle's rate */
 
 static struct conn	*free_conns;
 static struct conn	*idle_conns;
@@ -571,6 +574,8 @@ fetch_begin(struct conn *c, struct url *u)
 	c->c_url = u;
 	c->c_start_us = now_us();
 	c->c_did_response = 0;
+	c->c_ready_us = 0;
+	c->c_paced_us = c->c_start_us;
 	c->c_woff = 0;
 	c->c_rbytes = 0;
 	http_frame_init(&c->c_frame, 0);
@@ -593,6 +598,7 @@ conn_connect(struct conn *c)
 	const char	*step;
 
 	c->c_woff = 0;		/* a redial sends the request again */
+	c->c_ready_us = 0;
 	c->c_connect_us = now_us();
 	/* A kept connection must not hold a request back behind Nagle. */
 	if (lg_slot_dial(&c->c_slot, (struct sockaddr *)&u->u_sa, u->u_salen,
@@ -698,15 +704,21 @@ conn_woke(void *arg)
 
 /*
  * conn_read: one read (bounded work per callback), fed to the framer; ends
- * the fetch on a complete response, EOF or error, and pauses a throttled
- * connection that is ahead of its rate.
+ * the fetch on a complete response, EOF or error.  Under -throttle a read
+ * takes only what is due, and the connection pauses until more is.
  */
 static void
 conn_read(struct conn *c)
 {
+	size_t	want;
 	ssize_t	n;
 
-	n = recv(c->c_slot.ls_fd, run.lr_rbuf, read_max, 0);
+	/* The server's answer time is not the pause's. */
+	if (c->c_ready_us == 0)
+		c->c_ready_us = now_us();
+	if ((want = conn_paced(c)) == 0)
+		return;
+	n = recv(c->c_slot.ls_fd, run.lr_rbuf, want, 0);
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR))
 		return;
@@ -731,9 +743,12 @@ conn_read(struct conn *c)
 	}
 	if (!c->c_did_response) {
 		c->c_did_response = 1;
-		c->c_response_us = now_us();
+		c->c_response_us = c->c_ready_us;
 	}
 	c->c_rbytes += n;
+	if (do_throttle)
+		c->c_paced_us = lg_pace_spent(&pace, c->c_paced_us, now_us(),
+		    (size_t)n);
 	(void)http_frame_feed(&c->c_frame, run.lr_rbuf, (size_t)n,
 	    do_checksum ? body_sum : NULL, c);
 	if (c->c_frame.hf_state == HF_ERROR) {
@@ -742,26 +757,32 @@ conn_read(struct conn *c)
 		fetch_end(c, FE_SHORT);
 	} else if (c->c_frame.hf_state == HF_DONE)
 		fetch_end(c, FE_OK);
-	else if (do_throttle)
-		conn_throttle(c);
+	else
+		(void)conn_paced(c);	/* rather than wake just to wait */
 }
 
-/* conn_throttle: pauses c until the bytes it has read are due. */
-static void
-conn_throttle(struct conn *c)
+/*
+ * conn_paced: how many bytes c may read now: read_max, or under -throttle
+ * what its line has carried since its fetch began and it last read.  When
+ * that is less than a tick's worth, pauses c until it is and returns 0.
+ */
+static size_t
+conn_paced(struct conn *c)
 {
 	struct timeval	tv;
-	int64_t		now, due;
+	int64_t		wait;
+	size_t		due;
 
-	now = now_us();
-	due = c->c_start_us + (int64_t)((double)c->c_rbytes / throttle * 1e6);
-	if (due <= now)
-		return;
-	tv.tv_sec = (time_t)((due - now) / 1000000);
-	tv.tv_usec = (suseconds_t)((due - now) % 1000000);
+	if (!do_throttle)
+		return read_max;
+	if ((due = lg_pace_due(&pace, c->c_paced_us, now_us(), &wait)) > 0)
+		return due;
+	tv.tv_sec = (time_t)(wait / 1000000);
+	tv.tv_usec = (suseconds_t)(wait % 1000000);
 	c->c_state = CS_PAUSED;
 	lg_slot_watch(&c->c_slot, 0, NULL);
 	lg_slot_pause(&c->c_slot, &tv);
+	return 0;
 }
 
 /* body_sum: folds body bytes into the FNV-1a checksum of conn arg. */
@@ -1040,8 +1061,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	read_max = RBUF_SIZE;
-	if (do_throttle && throttle / 2 < RBUF_SIZE)
-		read_max = throttle / 2 >= 1 ? (size_t)(throttle / 2) : 1;
+	if (do_throttle && lg_pace_init(&pace, throttle, RBUF_SIZE) == -1) {
+		fprintf(stderr, "%s: bad throttle rate\n", progname);
+		return 1;
+	}
 	tv = secs_tv(idle_secs);
 	idle_tv = event_base_init_common_timeout(run.lr_base, &tv);
 	run.lr_count = end_fetches;

@@ -30,6 +30,7 @@ static void	 tick_cb(evutil_socket_t, short, void *);
 static void	 wake_cb(evutil_socket_t, short, void *);
 static struct event *timer_at(struct lg_run *, double, short,
 		    event_callback_fn);
+static int64_t	 pace_base(const struct lg_pace *, int64_t, int64_t);
 
 /*
  * lg_fd_budget: raises the open file limit as far as it goes and returns
@@ -376,4 +377,67 @@ lg_slot_close(struct lg_slot *s)
 	s->ls_connected = 0;
 	s->ls_done = 0;
 	errno = saved;
+}
+
+/*
+ * lg_pace_init: makes p pace readers at rate bytes a second, no read
+ * larger than max_read.  Returns 0, or -1 (p untouched) for a rate that
+ * is not positive or a max_read of 0.
+ */
+int
+lg_pace_init(struct lg_pace *p, double rate, size_t max_read)
+{
+	double	burst = rate * LG_PACE_BURST, tick = rate * LG_PACE_TICK;
+
+	if (!(rate > 0) || max_read == 0)
+		return -1;
+	p->lp_rate = rate;
+	p->lp_burst = burst < 1 ? 1 :
+	    burst < (double)max_read ? (size_t)burst : max_read;
+	p->lp_tick = tick < 1 ? 1 :
+	    tick < (double)p->lp_burst ? (size_t)tick : p->lp_burst;
+	p->lp_burst_us = (int64_t)((double)p->lp_burst * 1e6 / rate);
+	return 0;
+}
+
+/* pace_base: clock, or now less a burst if the clock lags further. */
+static int64_t
+pace_base(const struct lg_pace *p, int64_t clock, int64_t now)
+{
+	return clock > now - p->lp_burst_us ? clock : now - p->lp_burst_us;
+}
+
+/*
+ * lg_pace_due: how many bytes a reader whose clock (lg_pace_spent()'s, or
+ * its start) says clock may read at now: at least lp_tick and at most
+ * lp_burst, with *wait_us 0; or 0, with *wait_us set to the microseconds
+ * (at least 1) until lp_tick will be due.
+ */
+size_t
+lg_pace_due(const struct lg_pace *p, int64_t clock, int64_t now,
+    int64_t *wait_us)
+{
+	int64_t	base = pace_base(p, clock, now);
+	double	avail = (double)(now - base) * p->lp_rate / 1e6;
+
+	if (avail >= (double)p->lp_tick) {
+		*wait_us = 0;
+		return avail < (double)p->lp_burst ? (size_t)avail :
+		    p->lp_burst;
+	}
+	/* Rounded up, so that the tick is due when the wait is over. */
+	*wait_us = base + (int64_t)((double)p->lp_tick * 1e6 / p->lp_rate) +
+	    1 - now;
+	return 0;
+}
+
+/*
+ * lg_pace_spent: the reader's clock after it read n bytes at now, its
+ * clock having been clock.
+ */
+int64_t
+lg_pace_spent(const struct lg_pace *p, int64_t clock, int64_t now, size_t n)
+{
+	return pace_base(p, clock, now) +
+	    (int64_t)((double)n * 1e6 / p->lp_rate);
 }

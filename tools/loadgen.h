@@ -8,8 +8,9 @@
  * and the descriptor budget.  The client slot (struct lg_slot): one
  * non-blocking socket, dialled with SO_RCVBUF set before connect(),
  * watched for readiness with a timeout, paused, and redialled once when a
- * kept socket dies under a request.  What a request is, and what is
- * printed at the end, stays with each tool.
+ * kept socket dies under a request.  The pacer (struct lg_pace): a
+ * reader's rate limit, held from the first byte.  What a request is, and
+ * what is printed at the end, stays with each tool.
  */
 #ifndef LOADGEN_H
 #define LOADGEN_H
@@ -26,6 +27,8 @@
 #define LG_RESERVED_FDS	10	/* descriptors never used for connections */
 #define LG_ERRORS_SHOWN	20	/* per-request errors printed, unless all */
 #define LG_STATUS_MAX	1000	/* status codes counted: 1..999 */
+#define LG_PACE_BURST	0.5	/* seconds of reading a pause may save up */
+#define LG_PACE_TICK	0.1	/* seconds: the least reading worth a wake */
 
 struct lg_run {
 	struct event_base	*lr_base;
@@ -67,6 +70,19 @@ struct lg_slot {
 	void			*ls_arg;
 };
 
+/*
+ * A rate in bytes a second for readers that each keep a clock: the time
+ * until which what they have read has used their line.  The clock starts
+ * when the reader does and never lags now by more than a burst, so a quiet
+ * peer does not let a reader save up more than LG_PACE_BURST seconds.
+ */
+struct lg_pace {
+	double			 lp_rate;	/* bytes a second, > 0 */
+	size_t			 lp_burst;	/* most bytes one read takes */
+	size_t			 lp_tick;	/* fewest worth waking for */
+	int64_t			 lp_burst_us;	/* lp_burst's time on the line */
+};
+
 long long	 lg_fd_budget(void);
 int		 lg_init(struct lg_run *, const char *, size_t, const char **);
 int		 lg_run(struct lg_run *, void (*)(void *), void *);
@@ -90,5 +106,11 @@ void		 lg_slot_watch(struct lg_slot *, short,
 void		 lg_slot_pause(struct lg_slot *, const struct timeval *);
 int		 lg_slot_redial(struct lg_slot *);
 void		 lg_slot_close(struct lg_slot *);
+
+int		 lg_pace_init(struct lg_pace *, double, size_t);
+size_t		 lg_pace_due(const struct lg_pace *, int64_t, int64_t,
+		    int64_t *);
+int64_t		 lg_pace_spent(const struct lg_pace *, int64_t, int64_t,
+		    size_t);
 
 #endif /* LOADGEN_H */
