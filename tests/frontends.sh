@@ -159,10 +159,13 @@ nginx_conf() {
 #                 every time
 #   fastcgi=ADDR  /sleep goes to the FastCGI server at ADDR over kept
 #                 connections
+#   proxy=PPORT   127.0.0.1:PPORT is an HTTP proxy to this server that logs
+#                 each request line ($request) to DIR/proxy.log
 # Returns non-zero, saying why, on an unknown variant.
 nginx_static_conf() {
 	local dir=$1 port=$2 root=$3 v user="" listen6="" rlimit="" conns=1024
 	local backlog="" requests=1000000 logformat="" upstream="" locations=""
+	local servers=""
 	shift 3
 	for v in "$@"; do
 		case $v in
@@ -172,7 +175,8 @@ nginx_static_conf() {
 			requests=100000000
 			;;
 		small_log)
-			logformat="log_format counted '\$status \$msec';"
+			logformat+="
+	log_format counted '\$status \$msec';"
 			locations+="
 		location = /small {
 			access_log $dir/small.log counted;
@@ -197,6 +201,18 @@ nginx_static_conf() {
 			fastcgi_param SCRIPT_NAME /sleep;
 		}"
 			;;
+		proxy=*)
+			logformat+="
+	log_format proxied '\$request';"
+			servers+="
+	server {
+		listen 127.0.0.1:${v#proxy=};
+		access_log $dir/proxy.log proxied;
+		location / {
+			proxy_pass http://127.0.0.1:$port;
+		}
+	}"
+			;;
 		*) echo "nginx_static_conf: unknown variant '$v'" >&2; return 2 ;;
 		esac
 	done
@@ -212,8 +228,7 @@ error_log $dir/error.log;
 pid $dir/nginx.pid;
 events { worker_connections $conns; }
 http {
-	access_log off;
-	$logformat
+	access_log off;$logformat
 	$upstream
 	client_body_temp_path $dir/client_body;
 	proxy_temp_path $dir/proxy;
@@ -231,7 +246,7 @@ http {
 			sub_filter 'no such text in any test file' 'x';
 			sub_filter_types *;
 		}$locations
-	}
+	}$servers
 }
 CONF
 	echo "$port" >"$dir/port"

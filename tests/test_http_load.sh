@@ -39,6 +39,11 @@ line_count() { awk -v t="$1" '{ n = $1; $1 = ""; if (substr($0, 2) == t) f = n }
 g() { printf '%g' "$1"; }
 # urls FILE URL...: writes a URL file.
 urls() { local f=$1; shift; printf '%s\n' "$@" >"$f"; }
+# log_has N FILE LINE: true if at least N lines of FILE are LINE.
+log_has() { [ "$(grep -cFx -- "$3" "$2")" -ge "$1" ]; }
+# logged N FILE LINE: how many lines of FILE are LINE, once N are or after
+# 2 s (nginx logs a request just after it has sent the answer).
+logged() { wait_until 2 log_has "$@"; grep -cFx -- "$3" "$2"; }
 
 mkdir -p "$T/www"
 printf 'Hello World\n' >"$T/www/small"		# 12 bytes
@@ -51,12 +56,13 @@ head -c 65536 /dev/urandom >"$T/www/64k"	# within one read of -Throttle 1600000
 # connections; /chunked/ serves the same files in chunked coding;
 # /varying answers a fixed-length body that differs every time; /sleep
 # goes to evfcgid; /small logs each request's status and end time to
-# $T/nginx/small.log.
-PORT=$(freeport)
+# $T/nginx/small.log.  127.0.0.1:$PROXY_PORT is an HTTP proxy to that
+# server that logs each request line to $T/nginx/proxy.log.
+read -r PORT PROXY_PORT < <(freeport 2 | xargs)
 if ! start_evfcgid ||
     ! nginx_static_conf "$T/nginx" "$PORT" "$T/www" many small_log varying \
-	"fastcgi=127.0.0.1:$EVFCGID_PORT" ||
-    ! start_nginx "$T/nginx"; then
+	"fastcgi=127.0.0.1:$EVFCGID_PORT" "proxy=$PROXY_PORT" ||
+    ! start_nginx "$T/nginx" || ! wait_port "$PROXY_PORT"; then
 	not_ok "evfcgid and nginx start"
 	cat "$T/nginx/error.log" >&2
 	finish
@@ -235,6 +241,30 @@ check "-throttle (modem) on a small file: quick and complete" \
 	test "$(fetches) $(code 200)" = "2 2" -a "$(ms_since "$t0")" -lt 1500
 http_load -verbose -parallel 2 -fetches 20 "$T/u.small"
 check "-verbose runs" test "$(fetches) $RC" = "20 0"
+
+# --- -proxy: every request to one proxy, the absolute URL its target ---
+# The URL's host does not resolve: only the proxy (nginx, passing the
+# request on to the file server) can answer it.
+urls "$T/u.viaproxy" "http://origin.invalid:$PORT/small"
+http_load -parallel 1 -fetches 1 "$T/u.viaproxy"
+check "a URL whose host does not resolve: exit 1 without -proxy" test "$RC" -eq 1
+: >"$T/nginx/proxy.log"
+http_load -proxy "127.0.0.1:$PROXY_PORT" -parallel 2 -fetches 4 "$T/u.viaproxy"
+check "-proxy HOST:PORT (nginx): 4 fetches through the proxy, 48 bytes, all 200" \
+	test "$(fetches) $(bytes) $(code 200) $RC" = "4 48 4 0"
+n=$(logged 4 "$T/nginx/proxy.log" "GET http://origin.invalid:$PORT/small HTTP/1.1")
+check "-proxy: the proxy got 4 requests for the absolute URL ($n)" test "$n" = 4
+: >"$T/nginx/proxy.log"
+http_load -keepalive -proxy "127.0.0.1:$PROXY_PORT" -parallel 2 -fetches 10 "$T/u.viaproxy"
+n=$(logged 10 "$T/nginx/proxy.log" "GET http://origin.invalid:$PORT/small HTTP/1.1")
+check "-proxy with -keepalive: 10 fetches, all 200, 10 absolute URLs at the proxy ($n)" \
+	test "$(fetches) $(code 200) $n" = "10 10 10"
+for v in "" "127.0.0.1:" "127.0.0.1:0" "127.0.0.1:70000" "127.0.0.1:x" "::1" \
+	"[::1" "unix:$T/sock" "no-such-host.invalid"; do
+	http_load -proxy "$v" -parallel 1 -fetches 1 "$T/u.small"
+	check "-proxy '${v//$T\//}': exit 2, says why" \
+		eval 'test "$RC" = 2 && grep -q "bad value for -proxy" <<<"$ERR"'
+done
 
 # --- failures ---
 DEAD=$(freeport)

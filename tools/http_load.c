@@ -7,7 +7,8 @@
  * one TCP connection carrying one request with "Connection: close", as the
  * original did; -keepalive reuses connections with HTTP/1.1 keep-alive.
  * Bodies framed by Content-Length, chunked coding or the server's close are
- * all understood.  "bytes" are body bytes, as in the original.
+ * all understood.  "bytes" are body bytes, as in the original.  -proxy
+ * sends every request to one proxy, the absolute URL as its target.
  *
  * The hot path is kept short on purpose, because the tests hold it to ab
  * and wrk: URLs are resolved and requests formatted once, a request is
@@ -46,6 +47,12 @@
 #define PROGRESS_SECS	60		/* -verbose report interval */
 #define RATE_MAX	100000
 #define RBUF_SIZE	(128 * 1024)	/* one read at most */
+#define EXIT_BADVAL	2		/* a bad -proxy or -sip */
+#define PROXY_PORT	"80"		/* -proxy HOST alone */
+
+/* The request, formatted once per URL: scheme and authority for a proxy. */
+#define REQUEST_FMT	"GET %s%s%s HTTP/1.1\r\nHost: %s\r\n" \
+			"User-Agent: http_load (evfcgid)\r\n%s\r\n"
 
 struct url {
 	char			*u_str;
@@ -107,6 +114,9 @@ static void	 opt_value(int, const char *, const char *);
 static void	 read_url_file(const char *);
 static const char *url_why(enum http_url_err);
 static int	 url_load(struct url *, const char *, const char **);
+static int	 request_format(struct url *, const struct http_url *,
+		    const char *);
+static void	 proxy_parse(const char *);
 static void	 fetch_error(struct conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static struct conn *conn_new(void);
@@ -136,7 +146,8 @@ static const char	*progname = "http_load";
 
 /* Options. */
 static int		 do_checksum, do_throttle, do_verbose, do_jitter;
-static int		 do_keepalive;
+static int		 do_keepalive, do_proxy;
+static struct addr	 proxy;		/* -proxy: where every request goes */
 static double		 throttle = THROTTLE_MODEM;	/* bytes/second */
 static double		 idle_secs = IDLE_SECS;
 static long long	 start_parallel, start_rate, end_fetches;
@@ -171,11 +182,12 @@ static long long	 total_connfails;
 enum {
 	OPT_CHECKSUM, OPT_THROTTLE, OPT_THROTTLE_N, OPT_VERBOSE, OPT_TIMEOUT,
 	OPT_JITTER, OPT_PARALLEL, OPT_RATE, OPT_FETCHES, OPT_SECONDS,
-	OPT_KEEPALIVE, OPT_HELP
+	OPT_PROXY, OPT_KEEPALIVE, OPT_HELP
 };
 static const char *const optnames[] = {
 	"checksum", "throttle", "Throttle", "verbose", "timeout", "jitter",
-	"parallel", "rate", "fetches", "seconds", "keepalive", "help", NULL
+	"parallel", "rate", "fetches", "seconds", "proxy", "keepalive",
+	"help", NULL
 };
 
 /* usage: prints the synopsis to fp and exits with status. */
@@ -183,8 +195,9 @@ static void
 usage(FILE *fp, int status)
 {
 	fprintf(fp,
-"usage:  %s [-checksum] [-throttle] [-Throttle N] [-verbose] [-timeout secs]\n"
-"            [-keepalive] -parallel N | -rate N [-jitter]\n"
+"usage:  %s [-checksum] [-throttle] [-Throttle N] [-proxy host:port]\n"
+"            [-verbose] [-timeout secs] [-keepalive]\n"
+"            -parallel N | -rate N [-jitter]\n"
 "            -fetches N | -seconds N\n"
 "            url_file\n"
 "One start specifier, either -parallel or -rate, is required.\n"
@@ -196,6 +209,9 @@ usage(FILE *fp, int status)
 "  -throttle    read like a 33.6 kbit/s modem (%d bytes/s per connection)\n"
 "  -Throttle N  read like a modem of N bits/s: N/10 bytes/s per connection\n"
 "               (a byte on the line is 10 bits with its start and stop bits)\n"
+"  -proxy H:P   send every request to the HTTP proxy at host H, port P (80\n"
+"               if none; [V6]:P for IPv6), the absolute URL as its target;\n"
+"               the proxy, not http_load, resolves the URLs' hosts\n"
 "  -verbose     progress report on stderr every %d seconds, every error shown\n"
 "  -timeout S   give up on a connection idle for S seconds (default %d)\n"
 "  -keepalive   reuse connections (HTTP/1.1 keep-alive) instead of one\n"
@@ -347,6 +363,9 @@ opt_value(int o, const char *arg, const char *val)
 	case OPT_SECONDS:
 		bad = parse_secs(val, 1e7, &end_seconds) == -1;
 		break;
+	case OPT_PROXY:
+		proxy_parse(val);
+		break;
 	}
 	if (bad) {
 		fprintf(stderr, "%s: bad value for %s: %s\n", progname, arg,
@@ -381,9 +400,37 @@ url_why(enum http_url_err err)
 }
 
 /*
+ * proxy_parse: takes -proxy's value, HOST[:PORT] or [V6][:PORT] (port 80
+ * if none, as the original), resolved now into proxy.  Says what is wrong
+ * and exits EXIT_BADVAL if it cannot.
+ */
+static void
+proxy_parse(const char *val)
+{
+	char		 buf[300];
+	const char	*why = "too long", *rb = strrchr(val, ']');
+	int		 noport;
+
+	noport = val[0] == '[' ? rb != NULL && rb[1] == '\0' :
+	    strchr(val, ':') == NULL;
+	if (strncmp(val, "unix:", 5) == 0)
+		why = "a proxy is a TCP HOST:PORT";
+	else if (snprintf(buf, sizeof(buf), "%s%s", val,
+	    noport ? ":" PROXY_PORT : "") < (int)sizeof(buf) &&
+	    addr_parse(buf, 0, &proxy, &why) == 0) {
+		do_proxy = 1;
+		return;
+	}
+	fprintf(stderr, "%s: bad value for -proxy: %s: %s\n", progname, val,
+	    why);
+	exit(EXIT_BADVAL);
+}
+
+/*
  * url_load: parses "http://HOST[:PORT][/PATH]", resolves HOST with
- * listen's resolver (IPv4 first, as the original) and formats the request
- * once.  Returns 0, or -1 with *why set to a static reason.
+ * listen's resolver (IPv4 first, as the original) unless a proxy will,
+ * and formats the request once.  Returns 0, or -1 with *why set to a
+ * static reason.
  */
 static int
 url_load(struct url *u, const char *s, const char **why)
@@ -391,7 +438,6 @@ url_load(struct url *u, const char *s, const char **why)
 	struct http_url		 hu;
 	enum http_url_err	 err;
 	char			 port[8], hosthdr[300];
-	int			 n;
 
 	memset(u, 0, sizeof(*u));
 	if ((err = http_url_parse(s, &hu)) != URL_OK) {
@@ -399,27 +445,47 @@ url_load(struct url *u, const char *s, const char **why)
 		return -1;
 	}
 	http_host_header(&hu, hosthdr, sizeof(hosthdr));
-	snprintf(port, sizeof(port), "%d", hu.u_port);
-	if (addr_resolve(hu.u_host, port, 0, &u->u_sa, &u->u_salen,
-	    why) == -1)
-		return -1;
-	/* Brackets hold an IPv6 literal, never a name. */
-	if (hu.u_v6 && u->u_sa.ss_family != AF_INET6) {
-		*why = gai_strerror(EAI_NONAME);
-		return -1;
+	if (do_proxy) {
+		memcpy(&u->u_sa, &proxy.a_ss, proxy.a_len);
+		u->u_salen = proxy.a_len;
+	} else {
+		snprintf(port, sizeof(port), "%d", hu.u_port);
+		if (addr_resolve(hu.u_host, port, 0, &u->u_sa, &u->u_salen,
+		    why) == -1)
+			return -1;
+		/* Brackets hold an IPv6 literal, never a name. */
+		if (hu.u_v6 && u->u_sa.ss_family != AF_INET6) {
+			*why = gai_strerror(EAI_NONAME);
+			return -1;
+		}
 	}
-
-	n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n"
-	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", hu.u_path, hosthdr,
-	    do_keepalive ? "" : "Connection: close\r\n");
-	if ((u->u_req = malloc((size_t)n + 1)) == NULL ||
+	if (request_format(u, &hu, hosthdr) == -1 ||
 	    (u->u_str = strdup(s)) == NULL) {
 		*why = "out of memory";
 		return -1;
 	}
-	snprintf(u->u_req, (size_t)n + 1, "GET %s HTTP/1.1\r\nHost: %s\r\n"
-	    "User-Agent: http_load (evfcgid)\r\n%s\r\n", hu.u_path, hosthdr,
-	    do_keepalive ? "" : "Connection: close\r\n");
+	return 0;
+}
+
+/*
+ * request_format: formats u's request into u_req (allocated, u_reqlen
+ * long): the path as the target, or the absolute URL for a proxy, and
+ * hosthdr as the Host header.  Returns 0, or -1 without memory.
+ */
+static int
+request_format(struct url *u, const struct http_url *hu, const char *hosthdr)
+{
+	const char	*scheme = do_proxy ? "http://" : "";
+	const char	*authority = do_proxy ? hosthdr : "";
+	const char	*conn = do_keepalive ? "" : "Connection: close\r\n";
+	int		 n;
+
+	n = snprintf(NULL, 0, REQUEST_FMT, scheme, authority, hu->u_path,
+	    hosthdr, conn);
+	if (n < 0 || (u->u_req = malloc((size_t)n + 1)) == NULL)
+		return -1;
+	snprintf(u->u_req, (size_t)n + 1, REQUEST_FMT, scheme, authority,
+	    hu->u_path, hosthdr, conn);
 	u->u_reqlen = (size_t)n;
 	return 0;
 }
