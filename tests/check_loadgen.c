@@ -1,8 +1,9 @@
 /*
  * check_loadgen.c: the load generators' run and client slot on a real
  * event loop and real loopback sockets: counts, timers, the error cap,
- * dialling with SO_RCVBUF, watching, pausing, redialling, and dials that
- * fail; and the pacer, a pure function of its clock and now.
+ * dialling with SO_RCVBUF and from a source address, watching, pausing,
+ * redialling, and dials that fail; and the pacer, a pure function of its
+ * clock and now.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -232,6 +233,49 @@ START_TEST(slot_dial_watch_close)
 }
 END_TEST
 
+/* sin: IPv4 address a (host order), port 0, for binding. */
+static void
+source(struct sockaddr_in *sin, in_addr_t a)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(a);
+}
+
+START_TEST(slot_dial_from_source)
+{
+	struct sockaddr_in	 sin, src, peer;
+	struct lg_slot		 s;
+	struct timeval		 tv = { 5, 0 };
+	const char		*step = NULL;
+	socklen_t		 len = sizeof(peer);
+	int			 lfd, afd, i;
+
+	lfd = listener(&sin);
+	lg_slot_init(&s, &run, record_io, count_woke, NULL);
+	/* 127.0.0.2 and .3 are this host's too (all of 127/8 on Linux). */
+	for (i = 2; i <= 3; i++) {
+		source(&src, INADDR_LOOPBACK + (in_addr_t)i - 1);
+		s.ls_src = (struct sockaddr *)&src;
+		s.ls_srclen = sizeof(src);
+		ck_assert_int_ge(lg_slot_dial(&s, (struct sockaddr *)&sin,
+		    sizeof(sin), 0, 0, &step), 0);
+		lg_slot_watch(&s, EV_WRITE, &tv);
+		run_for(5);
+		ck_assert_int_eq(io_events, i - 1);
+		ck_assert(io_what & EV_WRITE);
+		len = sizeof(peer);
+		afd = accept(lfd, (struct sockaddr *)&peer, &len);
+		ck_assert_int_ge(afd, 0);
+		ck_assert_uint_eq(ntohl(peer.sin_addr.s_addr),
+		    INADDR_LOOPBACK + (in_addr_t)i - 1);
+		close(afd);
+		lg_slot_close(&s);
+	}
+	close(lfd);
+}
+END_TEST
+
 START_TEST(slot_timeout_pause_redial)
 {
 	struct sockaddr_in	 sin;
@@ -339,6 +383,29 @@ START_TEST(dial_fails_early)
 }
 END_TEST
 
+START_TEST(dial_source_not_ours)
+{
+	struct sockaddr_in	 sin, src;
+	struct lg_slot		 s;
+	const char		*step = NULL;
+	int			 lfd;
+
+	lfd = listener(&sin);
+	/* TEST-NET-1: no interface of this host has it. */
+	source(&src, 0xc0000201);
+	lg_slot_init(&s, &run, record_io, count_woke, NULL);
+	s.ls_src = (struct sockaddr *)&src;
+	s.ls_srclen = sizeof(src);
+	ck_assert_int_eq(lg_slot_dial(&s, (struct sockaddr *)&sin,
+	    sizeof(sin), 0, 0, &step), -1);
+	ck_assert_int_eq(errno, EADDRNOTAVAIL);
+	ck_assert_str_eq(step, "bind");
+	ck_assert(!s.ls_connected);
+	lg_slot_close(&s);
+	close(lfd);
+}
+END_TEST
+
 START_TEST(pace_from_first_byte)
 {
 	struct lg_pace	 p;
@@ -416,14 +483,16 @@ END_TEST
 /* The cases, one TCase each, every test with a fresh run. */
 static const struct {
 	const char	*name;
-	const TTest	*const *tests[8];
+	const TTest	*const *tests[12];
 } cases[] = {
 	{ "core", { &count_and_status, &seconds_and_tick, &errors_capped,
 	    &errors_note_and_all, &slot_dial_watch_close,
-	    &slot_timeout_pause_redial, &pace_from_first_byte } },
+	    &slot_timeout_pause_redial, &slot_dial_from_source,
+	    &pace_from_first_byte } },
 	{ "partial", { &run_stopped_at_start, &run_limit_cuts_off,
 	    &pace_extreme_rates } },
-	{ "malformed", { &dial_refused, &dial_fails_early, &pace_bad_rates } }
+	{ "malformed", { &dial_refused, &dial_fails_early,
+	    &dial_source_not_ours, &pace_bad_rates } }
 };
 
 int
@@ -438,7 +507,8 @@ main(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		tc = tcase_create(cases[i].name);
 		tcase_add_checked_fixture(tc, run_setup, run_done);
-		for (j = 0; j < 8 && cases[i].tests[j] != NULL; j++)
+		for (j = 0; j < sizeof(cases[i].tests) /
+		    sizeof(cases[i].tests[0]) && cases[i].tests[j] != NULL; j++)
 			tcase_add_test(tc, *cases[i].tests[j]);
 		suite_add_tcase(s, tc);
 	}

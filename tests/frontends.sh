@@ -157,6 +157,8 @@ nginx_conf() {
 #                 to DIR/small.log
 #   varying       /varying answers a body of fixed length that differs
 #                 every time
+#   who_log       /who answers "who" and logs each client's address
+#                 ($remote_addr) to DIR/who.log
 #   fastcgi=ADDR  /sleep goes to the FastCGI server at ADDR over kept
 #                 connections
 #   proxy=PPORT   127.0.0.1:PPORT is an HTTP proxy to this server that logs
@@ -187,6 +189,15 @@ nginx_static_conf() {
 		location = /varying {
 			return 200 "$request_id\n";
 		}'
+			;;
+		who_log)
+			logformat+="
+	log_format who '\$remote_addr';"
+			locations+="
+		location = /who {
+			access_log $dir/who.log who;
+			return 200 \"who\\n\";
+		}"
 			;;
 		fastcgi=*)
 			upstream="upstream backend {

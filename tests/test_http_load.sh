@@ -39,11 +39,14 @@ line_count() { awk -v t="$1" '{ n = $1; $1 = ""; if (substr($0, 2) == t) f = n }
 g() { printf '%g' "$1"; }
 # urls FILE URL...: writes a URL file.
 urls() { local f=$1; shift; printf '%s\n' "$@" >"$f"; }
-# log_has N FILE LINE: true if at least N lines of FILE are LINE.
-log_has() { [ "$(grep -cFx -- "$3" "$2")" -ge "$1" ]; }
-# logged N FILE LINE: how many lines of FILE are LINE, once N are or after
-# 2 s (nginx logs a request just after it has sent the answer).
-logged() { wait_until 2 log_has "$@"; grep -cFx -- "$3" "$2"; }
+# log_count FILE [LINE]: how many lines of FILE are LINE (or how many lines
+# it has).
+log_count() { if [ $# -gt 1 ]; then grep -cFx -- "$2" "$1"; else wc -l <"$1"; fi; }
+# log_has N FILE [LINE]: true if log_count FILE [LINE] is at least N.
+log_has() { [ "$(log_count "${@:2}")" -ge "$1" ]; }
+# logged N FILE [LINE]: log_count FILE [LINE], once it is N or after 2 s
+# (nginx logs a request just after it has sent the answer).
+logged() { wait_until 2 log_has "$@"; log_count "${@:2}"; }
 
 mkdir -p "$T/www"
 printf 'Hello World\n' >"$T/www/small"		# 12 bytes
@@ -56,12 +59,13 @@ head -c 65536 /dev/urandom >"$T/www/64k"	# within one read of -Throttle 1600000
 # connections; /chunked/ serves the same files in chunked coding;
 # /varying answers a fixed-length body that differs every time; /sleep
 # goes to evfcgid; /small logs each request's status and end time to
-# $T/nginx/small.log.  127.0.0.1:$PROXY_PORT is an HTTP proxy to that
-# server that logs each request line to $T/nginx/proxy.log.
+# $T/nginx/small.log, /who each client's address to $T/nginx/who.log.
+# 127.0.0.1:$PROXY_PORT is an HTTP proxy to that server that logs each
+# request line to $T/nginx/proxy.log.
 read -r PORT PROXY_PORT < <(freeport 2 | xargs)
 if ! start_evfcgid ||
     ! nginx_static_conf "$T/nginx" "$PORT" "$T/www" many small_log varying \
-	"fastcgi=127.0.0.1:$EVFCGID_PORT" "proxy=$PROXY_PORT" ||
+	who_log "fastcgi=127.0.0.1:$EVFCGID_PORT" "proxy=$PROXY_PORT" ||
     ! start_nginx "$T/nginx" || ! wait_port "$PROXY_PORT"; then
 	not_ok "evfcgid and nginx start"
 	cat "$T/nginx/error.log" >&2
@@ -264,6 +268,35 @@ for v in "" "127.0.0.1:" "127.0.0.1:0" "127.0.0.1:70000" "127.0.0.1:x" "::1" \
 	http_load -proxy "$v" -parallel 1 -fetches 1 "$T/u.small"
 	check "-proxy '${v//$T\//}': exit 2, says why" \
 		eval 'test "$RC" = 2 && grep -q "bad value for -proxy" <<<"$ERR"'
+done
+
+# --- -sip: each connection dialled from the next source address ---
+# All of 127.0.0.0/8 is this host's on Linux; nginx logs whom it saw.
+urls "$T/u.who" "$BASE/who"
+printf '# three sources\n127.0.0.1\n\n127.0.0.2\n127.0.0.3\n' >"$T/sips"
+: >"$T/nginx/who.log"
+http_load -sip "$T/sips" -parallel 3 -fetches 9 "$T/u.who"
+seen=$(for a in 127.0.0.1 127.0.0.2 127.0.0.3; do logged 3 "$T/nginx/who.log" $a; done | xargs)
+check "-sip 127.0.0.1..3: 9 fetches, all 200, nginx saw each source 3 times ($seen)" \
+	test "$(fetches) $(code 200) $RC $seen" = "9 9 0 3 3 3"
+: >"$T/nginx/who.log"
+http_load -sip "$T/sips" -keepalive -parallel 3 -fetches 30 "$T/u.who"
+logged 30 "$T/nginx/who.log" >/dev/null
+seen=$(for a in 127.0.0.1 127.0.0.2 127.0.0.3; do logged 1 "$T/nginx/who.log" $a; done | xargs)
+check "-sip with -keepalive: 30 fetches on 3 connections, one from each source ($seen)" \
+	eval 'test "$(fetches) $(code 200)" = "30 30" && test $(( ${seen// /+} )) = 30 && ! grep -qw 0 <<<"$seen"'
+: >"$T/nginx/proxy.log"
+http_load -sip "$T/sips" -proxy "127.0.0.1:$PROXY_PORT" -parallel 2 -fetches 4 "$T/u.viaproxy"
+check "-sip with -proxy: 4 fetches through the proxy, all 200" \
+	test "$(fetches) $(code 200)" = "4 4"
+printf '127.0.0.1\n127.0.0.300\n' >"$T/sips.bad"
+printf '192.0.2.1\n' >"$T/sips.far"
+printf '::1\n' >"$T/sips.v6"
+printf '# none\n' >"$T/sips.empty"
+for f in sips.none sips.bad sips.far sips.v6 sips.empty; do
+	http_load -sip "$T/$f" -parallel 1 -fetches 1 "$T/u.small"
+	check "-sip $f: exit 2, says why" \
+		eval 'test "$RC" = 2 && grep -q -- "-sip .*$f" <<<"$ERR"'
 done
 
 # --- failures ---

@@ -8,7 +8,8 @@
  * original did; -keepalive reuses connections with HTTP/1.1 keep-alive.
  * Bodies framed by Content-Length, chunked coding or the server's close are
  * all understood.  "bytes" are body bytes, as in the original.  -proxy
- * sends every request to one proxy, the absolute URL as its target.
+ * sends every request to one proxy, the absolute URL as its target; -sip
+ * dials each connection from the next source address of a file.
  *
  * The hot path is kept short on purpose, because the tests hold it to ab
  * and wrk: URLs are resolved and requests formatted once, a request is
@@ -21,6 +22,7 @@
 #include <sys/socket.h>
 
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -48,6 +50,7 @@
 #define RATE_MAX	100000
 #define RBUF_SIZE	(128 * 1024)	/* one read at most */
 #define EXIT_BADVAL	2		/* a bad -proxy or -sip */
+#define LINE_MAX_LEN	(HTTP_URL_MAX + 2) /* of the URL and -sip files */
 #define PROXY_PORT	"80"		/* -proxy HOST alone */
 
 /* The request, formatted once per URL: scheme and authority for a proxy. */
@@ -64,6 +67,13 @@ struct url {
 	int64_t			 u_bytes;
 	int			 u_got_sum;
 	uint64_t		 u_sum;
+};
+
+/* A source address of -sip. */
+struct sip {
+	struct sockaddr_storage	 s_ss;
+	socklen_t		 s_len;
+	char			 s_str[INET6_ADDRSTRLEN];
 };
 
 enum conn_state {
@@ -92,6 +102,7 @@ struct conn {
 	struct conn	*c_prev;	/* idle list only */
 	enum conn_state	 c_state;
 	struct url	*c_url;
+	struct sip	*c_sip;		/* -sip: dialled from, or NULL */
 	int		 c_did_response;
 	int64_t		 c_start_us;	/* fetch started */
 	int64_t		 c_connect_us;	/* connect() called */
@@ -111,7 +122,15 @@ static int	 opt_match(const char *);
 static const char *parse_args(int, char **);
 static int	 opt_flag(int, const char *);
 static void	 opt_value(int, const char *, const char *);
+static void	 read_lines(const char *, const char *, int,
+		    void (*)(const char *, size_t, char *));
+static void	*grow(void *, size_t *, size_t, size_t);
 static void	 read_url_file(const char *);
+static void	 url_take(const char *, size_t, char *);
+static void	 sip_take(const char *, size_t, char *);
+static int	 sip_parse(struct sip *, const char *);
+static void	 sip_check(const char *);
+static struct sip *sip_pick(int);
 static const char *url_why(enum http_url_err);
 static int	 url_load(struct url *, const char *, const char **);
 static int	 request_format(struct url *, const struct http_url *,
@@ -148,13 +167,16 @@ static const char	*progname = "http_load";
 static int		 do_checksum, do_throttle, do_verbose, do_jitter;
 static int		 do_keepalive, do_proxy;
 static struct addr	 proxy;		/* -proxy: where every request goes */
+static const char	*sip_file;	/* -sip */
 static double		 throttle = THROTTLE_MODEM;	/* bytes/second */
 static double		 idle_secs = IDLE_SECS;
 static long long	 start_parallel, start_rate, end_fetches;
 static double		 end_seconds;
 
 static struct url	*urls;
-static size_t		 nurls;
+static size_t		 nurls, urls_cap;
+static struct sip	*sips;
+static size_t		 nsips, sips_cap, sip_next;
 
 /* The run: fetches started and ended are run.lr_started, lr_ended. */
 static struct lg_run	 run;
@@ -182,12 +204,12 @@ static long long	 total_connfails;
 enum {
 	OPT_CHECKSUM, OPT_THROTTLE, OPT_THROTTLE_N, OPT_VERBOSE, OPT_TIMEOUT,
 	OPT_JITTER, OPT_PARALLEL, OPT_RATE, OPT_FETCHES, OPT_SECONDS,
-	OPT_PROXY, OPT_KEEPALIVE, OPT_HELP
+	OPT_SIP, OPT_PROXY, OPT_KEEPALIVE, OPT_HELP
 };
 static const char *const optnames[] = {
 	"checksum", "throttle", "Throttle", "verbose", "timeout", "jitter",
-	"parallel", "rate", "fetches", "seconds", "proxy", "keepalive",
-	"help", NULL
+	"parallel", "rate", "fetches", "seconds", "sip", "proxy",
+	"keepalive", "help", NULL
 };
 
 /* usage: prints the synopsis to fp and exits with status. */
@@ -196,7 +218,7 @@ usage(FILE *fp, int status)
 {
 	fprintf(fp,
 "usage:  %s [-checksum] [-throttle] [-Throttle N] [-proxy host:port]\n"
-"            [-verbose] [-timeout secs] [-keepalive]\n"
+"            [-verbose] [-timeout secs] [-sip sip_file] [-keepalive]\n"
 "            -parallel N | -rate N [-jitter]\n"
 "            -fetches N | -seconds N\n"
 "            url_file\n"
@@ -214,6 +236,9 @@ usage(FILE *fp, int status)
 "               the proxy, not http_load, resolves the URLs' hosts\n"
 "  -verbose     progress report on stderr every %d seconds, every error shown\n"
 "  -timeout S   give up on a connection idle for S seconds (default %d)\n"
+"  -sip FILE    dial each connection from the next source address of FILE,\n"
+"               in turn (one IPv4 or IPv6 address a line; the original\n"
+"               picks one at random)\n"
 "  -keepalive   reuse connections (HTTP/1.1 keep-alive) instead of one\n"
 "               connection per fetch with Connection: close\n"
 "  -parallel N  keep N fetches in flight\n"
@@ -363,6 +388,9 @@ opt_value(int o, const char *arg, const char *val)
 	case OPT_SECONDS:
 		bad = parse_secs(val, 1e7, &end_seconds) == -1;
 		break;
+	case OPT_SIP:
+		sip_file = val;
+		break;
 	case OPT_PROXY:
 		proxy_parse(val);
 		break;
@@ -491,61 +519,187 @@ request_format(struct url *u, const struct http_url *hu, const char *hosthdr)
 }
 
 /*
+ * read_lines: calls take(path, lineno, line) for every line of path but
+ * blank ones and those starting with #, trailing white space cut.  Says
+ * what is wrong (after what, the option that named path, or "") and
+ * exits with status if path cannot be read or a line is too long.
+ */
+static void
+read_lines(const char *what, const char *path, int status,
+    void (*take)(const char *, size_t, char *))
+{
+	FILE	*fp;
+	char	 line[LINE_MAX_LEN];
+	size_t	 len, lineno = 0;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "%s: %s%s: %s\n", progname, what, path,
+		    strerror(errno));
+		exit(status);
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		lineno++;
+		len = strlen(line);
+		if (len > 0 && line[len - 1] != '\n' && !feof(fp)) {
+			fprintf(stderr, "%s: %s%s:%zu: line too long\n",
+			    progname, what, path, lineno);
+			exit(status);
+		}
+		while (len > 0 && isspace((unsigned char)line[len - 1]))
+			line[--len] = '\0';
+		if (len > 0 && line[0] != '#')
+			take(path, lineno, line);
+	}
+	if (ferror(fp)) {
+		fprintf(stderr, "%s: %s%s: %s\n", progname, what, path,
+		    strerror(errno));
+		exit(status);
+	}
+	fclose(fp);
+}
+
+/*
+ * grow: arr, an array of *cap elements of size bytes holding n, with room
+ * for one more: itself, or moved to twice the size.  Exits 1 without
+ * memory.
+ */
+static void *
+grow(void *arr, size_t *cap, size_t n, size_t size)
+{
+	size_t	ncap = *cap == 0 ? 16 : *cap * 2;
+
+	if (n < *cap)
+		return arr;
+	if ((arr = realloc(arr, ncap * size)) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		exit(1);
+	}
+	*cap = ncap;
+	return arr;
+}
+
+/*
  * read_url_file: loads every URL of path into urls[]; blank lines and
  * lines starting with # are skipped.  Exits with status 1 on any error.
  */
 static void
 read_url_file(const char *path)
 {
-	FILE		*fp;
-	char		 line[HTTP_URL_MAX + 2];
-	const char	*why;
-	size_t		 len, cap = 0, lineno = 0;
-	struct url	*nu;
-
-	if ((fp = fopen(path, "r")) == NULL) {
-		fprintf(stderr, "%s: %s: %s\n", progname, path,
-		    strerror(errno));
-		exit(1);
-	}
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		lineno++;
-		len = strlen(line);
-		if (len > 0 && line[len - 1] != '\n' && !feof(fp)) {
-			fprintf(stderr, "%s: %s:%zu: line too long\n",
-			    progname, path, lineno);
-			exit(1);
-		}
-		while (len > 0 && isspace((unsigned char)line[len - 1]))
-			line[--len] = '\0';
-		if (len == 0 || line[0] == '#')
-			continue;
-		if (nurls == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			if ((nu = realloc(urls, cap * sizeof(*urls))) == NULL) {
-				fprintf(stderr, "%s: out of memory\n",
-				    progname);
-				exit(1);
-			}
-			urls = nu;
-		}
-		if (url_load(&urls[nurls], line, &why) == -1) {
-			fprintf(stderr, "%s: %s:%zu: %s: %s\n", progname, path,
-			    lineno, line, why);
-			exit(1);
-		}
-		nurls++;
-	}
-	if (ferror(fp)) {
-		fprintf(stderr, "%s: %s: %s\n", progname, path,
-		    strerror(errno));
-		exit(1);
-	}
-	fclose(fp);
+	read_lines("", path, 1, url_take);
 	if (nurls == 0) {
 		fprintf(stderr, "%s: %s: no URLs\n", progname, path);
 		exit(1);
 	}
+}
+
+/* url_take: loads line lineno of path into urls[], or exits 1. */
+static void
+url_take(const char *path, size_t lineno, char *line)
+{
+	const char	*why;
+
+	urls = grow(urls, &urls_cap, nurls, sizeof(*urls));
+	if (url_load(&urls[nurls], line, &why) == -1) {
+		fprintf(stderr, "%s: %s:%zu: %s: %s\n", progname, path,
+		    lineno, line, why);
+		exit(1);
+	}
+	nurls++;
+}
+
+/*
+ * sip_take: loads line lineno of -sip's path into sips[], an address this
+ * host can bind to, or says why not and exits EXIT_BADVAL.
+ */
+static void
+sip_take(const char *path, size_t lineno, char *line)
+{
+	struct sip	*sp;
+	int		 fd;
+
+	sips = grow(sips, &sips_cap, nsips, sizeof(*sips));
+	sp = &sips[nsips];
+	if (sip_parse(sp, line) == -1) {
+		fprintf(stderr, "%s: -sip %s:%zu: %s: not an IPv4 or IPv6 "
+		    "address\n", progname, path, lineno, line);
+		exit(EXIT_BADVAL);
+	}
+	/* Every connection would fail to bind: say so once, now. */
+	if ((fd = socket(sp->s_ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC,
+	    0)) == -1 || bind(fd, (struct sockaddr *)&sp->s_ss,
+	    sp->s_len) == -1) {
+		fprintf(stderr, "%s: -sip %s:%zu: cannot bind to %s: %s\n",
+		    progname, path, lineno, line, strerror(errno));
+		exit(EXIT_BADVAL);
+	}
+	close(fd);
+	nsips++;
+}
+
+/* sip_parse: sp from an IPv4 or IPv6 literal, port 0.  0, or -1. */
+static int
+sip_parse(struct sip *sp, const char *str)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&sp->s_ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&sp->s_ss;
+
+	memset(sp, 0, sizeof(*sp));
+	if (inet_pton(AF_INET, str, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sp->s_len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, str, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sp->s_len = sizeof(*sin6);
+	} else
+		return -1;
+	snprintf(sp->s_str, sizeof(sp->s_str), "%s", str);
+	return 0;
+}
+
+/*
+ * sip_check: loads -sip's path into sips[] and makes sure every URL's
+ * address (the proxy's with -proxy) has a source address of its family;
+ * says what is wrong and exits EXIT_BADVAL otherwise.
+ */
+static void
+sip_check(const char *path)
+{
+	size_t	i;
+
+	read_lines("-sip ", path, EXIT_BADVAL, sip_take);
+	if (nsips == 0) {
+		fprintf(stderr, "%s: -sip %s: no addresses\n", progname,
+		    path);
+		exit(EXIT_BADVAL);
+	}
+	for (i = 0; i < nurls; i++)
+		if (sip_pick(urls[i].u_sa.ss_family) == NULL) {
+			fprintf(stderr, "%s: -sip %s: no %s source address "
+			    "for %s\n", progname, path,
+			    urls[i].u_sa.ss_family == AF_INET6 ? "IPv6" :
+			    "IPv4", urls[i].u_str);
+			exit(EXIT_BADVAL);
+		}
+	sip_next = 0;
+}
+
+/*
+ * sip_pick: the next source address of family, in turn from where the
+ * last pick left off; NULL if -sip has none of that family.
+ */
+static struct sip *
+sip_pick(int family)
+{
+	size_t	i, k;
+
+	for (i = 0; i < nsips; i++) {
+		k = (sip_next + i) % nsips;
+		if (sips[k].s_ss.ss_family == family) {
+			sip_next = k + 1;
+			return &sips[k];
+		}
+	}
+	return NULL;
 }
 
 /*
@@ -665,12 +819,19 @@ conn_connect(struct conn *c)
 
 	c->c_woff = 0;		/* a redial sends the request again */
 	c->c_ready_us = 0;
+	if (nsips > 0 && (c->c_sip = sip_pick(u->u_sa.ss_family)) != NULL) {
+		c->c_slot.ls_src = (struct sockaddr *)&c->c_sip->s_ss;
+		c->c_slot.ls_srclen = c->c_sip->s_len;
+	}
 	c->c_connect_us = now_us();
 	/* A kept connection must not hold a request back behind Nagle. */
 	if (lg_slot_dial(&c->c_slot, (struct sockaddr *)&u->u_sa, u->u_salen,
 	    do_keepalive, 0, &step) == -1) {
-		if (strcmp(step, "socket") == 0)
-			fetch_error(c, "socket: %s", strerror(errno));
+		if (strcmp(step, "bind") == 0)
+			fetch_error(c, "bind to %s: %s", c->c_sip->s_str,
+			    strerror(errno));
+		else if (strcmp(step, "connect") != 0)
+			fetch_error(c, "%s: %s", step, strerror(errno));
 		else
 			fetch_error(c, "%s", strerror(errno));
 		fetch_end(c, FE_CONNFAIL);
@@ -1121,6 +1282,8 @@ main(int argc, char **argv)
 	max_conns = lg_fd_budget();
 	url_file = parse_args(argc, argv);
 	read_url_file(url_file);
+	if (sip_file != NULL)
+		sip_check(sip_file);
 
 	if (lg_init(&run, progname, RBUF_SIZE, &why) == -1) {
 		fprintf(stderr, "%s: %s\n", progname, why);

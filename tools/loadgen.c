@@ -31,6 +31,7 @@ static void	 wake_cb(evutil_socket_t, short, void *);
 static struct event *timer_at(struct lg_run *, double, short,
 		    event_callback_fn);
 static int64_t	 pace_base(const struct lg_pace *, int64_t, int64_t);
+static int	 slot_bind(struct lg_slot *);
 
 /*
  * lg_fd_budget: raises the open file limit as far as it goes and returns
@@ -275,9 +276,10 @@ wake_cb(evutil_socket_t fd, short what, void *arg)
  * lg_slot_dial: opens a non-blocking socket in s for sa and starts
  * connecting, with TCP_NODELAY if nodelay, and SO_RCVBUF set to rcvbuf
  * (if > 0) before connect(), since the window scale is fixed at SYN
- * time.  Returns 1 if connected at once (ls_connected set), 0 if under
- * way, or -1 with errno and *step ("socket", "SO_RCVBUF" or "connect");
- * the socket, if any, stays in s for lg_slot_close().
+ * time; bound to ls_src first if the tool set it.  Returns 1 if connected
+ * at once (ls_connected set), 0 if under way, or -1 with errno and *step
+ * ("socket", "SO_RCVBUF", "bind" or "connect"); the socket, if any, stays
+ * in s for lg_slot_close().
  */
 int
 lg_slot_dial(struct lg_slot *s, const struct sockaddr *sa, socklen_t len,
@@ -301,6 +303,10 @@ lg_slot_dial(struct lg_slot *s, const struct sockaddr *sa, socklen_t len,
 		*step = "SO_RCVBUF";
 		return -1;
 	}
+	if (s->ls_src != NULL && slot_bind(s) == -1) {
+		*step = "bind";
+		return -1;
+	}
 	if (connect(s->ls_fd, sa, len) == 0) {
 		s->ls_connected = 1;
 		return 1;
@@ -309,6 +315,24 @@ lg_slot_dial(struct lg_slot *s, const struct sockaddr *sa, socklen_t len,
 		return 0;
 	*step = "connect";
 	return -1;
+}
+
+/*
+ * slot_bind: binds s's new socket to ls_src, leaving the port to
+ * connect(), which may share one among destinations (bind() alone would
+ * spend a port per socket).  Returns 0, or -1 with errno.
+ */
+static int
+slot_bind(struct lg_slot *s)
+{
+#ifdef IP_BIND_ADDRESS_NO_PORT
+	int	one = 1;
+
+	/* Linux's, for IPv6 sockets too. */
+	(void)setsockopt(s->ls_fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+	    sizeof(one));
+#endif
+	return bind(s->ls_fd, s->ls_src, s->ls_srclen);
 }
 
 /*

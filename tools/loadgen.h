@@ -6,7 +6,8 @@
  * requests or a number of seconds, a time limit that cuts everything off,
  * a progress tick, per-request errors printed up to a cap, status counts
  * and the descriptor budget.  The client slot (struct lg_slot): one
- * non-blocking socket, dialled with SO_RCVBUF set before connect(),
+ * non-blocking socket, dialled from a chosen source address if the tool
+ * names one, with SO_RCVBUF set before connect(),
  * watched for readiness with a timeout, paused, and redialled once when a
  * kept socket dies under a request.  The pacer (struct lg_pace): a
  * reader's rate limit, held from the first byte.  What a request is, and
@@ -63,6 +64,9 @@ struct lg_slot {
 	struct event		 ls_wake;	/* a pause or a retry is over */
 	int			 ls_paused;
 	int			 ls_connected;	/* known established */
+	const struct sockaddr	*ls_src;	/* dial from here; NULL: the
+						   kernel's choice */
+	socklen_t		 ls_srclen;
 	long long		 ls_done;	/* exchanges ended on this
 						   socket (the tool counts) */
 	event_callback_fn	 ls_io;
