@@ -22,6 +22,7 @@
 
 #include "tools/loadgen.h"
 #include "tools/toolutil.h"
+#include "tests/suite.h"
 
 /* What the callbacks saw. */
 static int	 ticks, woke, io_events;
@@ -480,41 +481,25 @@ START_TEST(pace_bad_rates)
 }
 END_TEST
 
-/* The cases, one TCase each, every test with a fresh run. */
-static const struct {
-	const char	*name;
-	const TTest	*const *tests[12];
-} cases[] = {
-	{ "core", { &count_and_status, &seconds_and_tick, &errors_capped,
-	    &errors_note_and_all, &slot_dial_watch_close,
-	    &slot_timeout_pause_redial, &slot_dial_from_source,
-	    &pace_from_first_byte } },
-	{ "partial", { &run_stopped_at_start, &run_limit_cuts_off,
-	    &pace_extreme_rates } },
-	{ "malformed", { &dial_refused, &dial_fails_early,
-	    &dial_source_not_ours, &pace_bad_rates } }
-};
+/* The cases, every test with a fresh run. */
+static Suite *
+loadgen_suite(void)
+{
+	Suite	*s = suite_create("loadgen");
+
+	suite_add_case(s, "core", run_setup, run_done, 0, count_and_status,
+	    seconds_and_tick, errors_capped, errors_note_and_all,
+	    slot_dial_watch_close, slot_timeout_pause_redial,
+	    slot_dial_from_source, pace_from_first_byte, NULL);
+	suite_add_case(s, "partial", run_setup, run_done, 0,
+	    run_stopped_at_start, run_limit_cuts_off, pace_extreme_rates, NULL);
+	suite_add_case(s, "malformed", run_setup, run_done, 0, dial_refused,
+	    dial_fails_early, dial_source_not_ours, pace_bad_rates, NULL);
+	return s;
+}
 
 int
 main(void)
 {
-	Suite	*s = suite_create("loadgen");
-	TCase	*tc;
-	SRunner	*sr;
-	size_t	 i, j;
-	int	 failed;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		tc = tcase_create(cases[i].name);
-		tcase_add_checked_fixture(tc, run_setup, run_done);
-		for (j = 0; j < sizeof(cases[i].tests) /
-		    sizeof(cases[i].tests[0]) && cases[i].tests[j] != NULL; j++)
-			tcase_add_test(tc, *cases[i].tests[j]);
-		suite_add_tcase(s, tc);
-	}
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_run(loadgen_suite());
 }
