@@ -37,7 +37,7 @@ struct evfcgi_limits {
 	size_t	max_queued;		/* output queued in all connections */
 	size_t	max_input;		/* request input (PARAMS, bodies) held
 					   in all connections */
-	size_t	sndbuf;			/* SO_SNDBUF of accepted sockets; 0:
+	size_t	sndbuf;			/* SO_SNDBUF of accepted sockets (64k); 0:
 					   the kernel's autotuning */
 	int	header_timeout;		/* s from BEGIN_REQUEST to end of PARAMS */
 	int	idle_timeout;		/* s without input while waiting for it */

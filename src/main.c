@@ -151,13 +151,14 @@ usage(FILE *f)
 "                            connection is closed (%d)\n"
 "      --idle-timeout S      no input on an idle connection or a request\n"
 "                            body; then it is closed (%d)\n"
-"      --write-timeout S     queued output with no progress; then the\n"
-"                            connection is closed (%d)\n"
+"      --write-timeout S     queued output with no progress (no write, and\n"
+"                            the peer took nothing from the kernel's send\n"
+"                            queue); then the connection is closed (%d)\n"
 "      --drain-timeout S     after SIGTERM/SIGINT, time to finish (%d)\n"
 "      --sndbuf BYTES        SO_SNDBUF of each connection (capped at\n"
 "                            net.core.wmem_max, then doubled by the\n"
 "                            kernel); 0 = autotuned up to tcp_wmem's max,\n"
-"                            megabytes per slow reader (0)\n"
+"                            megabytes per slow reader (%zu)\n"
 "\n"
 "Processes:\n"
 "      --workers N           N processes, each its own loop, sharing the\n"
@@ -175,7 +176,7 @@ usage(FILE *f)
 	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,
 	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
 	    d.header_timeout, d.idle_timeout, d.write_timeout,
-	    d.drain_timeout);
+	    d.drain_timeout, d.sndbuf);
 }
 
 /*

@@ -51,7 +51,7 @@ evfcgi_limits_default(struct evfcgi_limits *lim)
 	lim->low_water = 64 * 1024;
 	lim->max_queued = 256 * 1024 * 1024;
 	lim->max_input = 256 * 1024 * 1024;
-	lim->sndbuf = 0;
+	lim->sndbuf = 64 * 1024;
 	lim->header_timeout = 30;
 	lim->idle_timeout = 60;
 	lim->write_timeout = 60;

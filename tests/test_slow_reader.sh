@@ -7,8 +7,9 @@
 # `make bench` (tests/bench-slow-reader), side by side in one run.
 # Then the steady state: once warm, serving large responses by reference
 # touches no new memory (minor page faults per request stay near 0).  And
-# --sndbuf: the kernel's send buffer towards a slow reader, autotuned to
-# megabytes without it, stays at what was asked (doubled by the kernel).
+# --sndbuf: the kernel's send buffer towards a slow reader stays at 128 KiB
+# by default (64k, doubled by the kernel); --sndbuf 0 lets it autotune to
+# megabytes.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
 FCGI_LOAD=$TOP/tools/fcgi_load
@@ -70,17 +71,19 @@ for uri in /big "/size?8388608"; do
 done
 
 default_port=$EVFCGID_PORT
-start_evfcgid --sndbuf 64k
-capped=127.0.0.1:$EVFCGID_PORT
-check "--sndbuf 64k: /status reports it" test "$(status_of "$capped" sndbuf)" = 65536
-"$FCGI_LOAD" -c 4 -n 20 "$capped" "/size?1048579" >"$T/capped.out" 2>&1
-"$FCGI_LOAD" -c 4 -n 20 "127.0.0.1:$default_port" "/size?1048579" >"$T/default.out" 2>&1
+start_evfcgid --sndbuf 0
+auto=127.0.0.1:$EVFCGID_PORT
+check "--sndbuf 0: /status reports it" test "$(status_of "$auto" sndbuf)" = 0
+check "by default: /status reports sndbuf 65536" \
+	test "$(status_of "127.0.0.1:$default_port" sndbuf)" = 65536
+"$FCGI_LOAD" -c 4 -n 20 "127.0.0.1:$default_port" "/size?1048579" >"$T/capped.out" 2>&1
+"$FCGI_LOAD" -c 4 -n 20 "$auto" "/size?1048579" >"$T/auto.out" 2>&1
 # bytes: what both daemons sent, CGI headers and bodies.
 bytes_of() { sed -n 's/^bytes: //p' "$1"; }
-check "--sndbuf 64k: 20 x 1 MiB answered, as many bytes as without it ($(bytes_of "$T/capped.out"))" \
+check "by default (64k): 20 x 1 MiB answered, as many bytes as with --sndbuf 0 ($(bytes_of "$T/capped.out"))" \
 	eval 'grep -q "^requests: 20$" "$T/capped.out" && grep -q "^status 200: 20$" "$T/capped.out" &&
 		test "$(bytes_of "$T/capped.out")" -gt $((20 * 1048579)) &&
-		test "$(bytes_of "$T/capped.out")" = "$(bytes_of "$T/default.out")"'
+		test "$(bytes_of "$T/capped.out")" = "$(bytes_of "$T/auto.out")"'
 readers=()
 for port in "$default_port" "$EVFCGID_PORT"; do
 	spawn "$FCGI_LOAD" -c 1 -n 1 --rcvbuf 512 --read-size 512 --pause 200 \
@@ -89,11 +92,11 @@ for port in "$default_port" "$EVFCGID_PORT"; do
 done
 sleep 3
 tb_default=$(sndbuf_of "$default_port")
-tb_capped=$(sndbuf_of "$EVFCGID_PORT")
+tb_auto=$(sndbuf_of "$EVFCGID_PORT")
 echo "# kernel send buffer towards a slow reader: $tb_default bytes by default," \
-	"$tb_capped with --sndbuf 64k (tcp_wmem: $(cat /proc/sys/net/ipv4/tcp_wmem))"
-check "--sndbuf 64k: the slow reader's send buffer is 128 KiB ($tb_capped)" \
-	test "${tb_capped:-0}" -eq 131072
-check "without --sndbuf it grew beyond that ($tb_default)" test "${tb_default:-0}" -gt 131072
+	"$tb_auto with --sndbuf 0 (tcp_wmem: $(cat /proc/sys/net/ipv4/tcp_wmem))"
+check "by default the slow reader's send buffer is 128 KiB ($tb_default)" \
+	test "${tb_default:-0}" -eq 131072
+check "with --sndbuf 0 (autotuned) it grew beyond that ($tb_auto)" test "${tb_auto:-0}" -gt 131072
 kill "${readers[@]}" 2>/dev/null
 finish
