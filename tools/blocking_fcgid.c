@@ -77,6 +77,7 @@ struct route {
 };
 
 static void	usage(FILE *);
+static int	parse_args(int, char **, const char **);
 static void	on_term(int);
 static int	parse_count(const char *, uint64_t *);
 static int	open_listener(const char *);
@@ -711,26 +712,27 @@ route_status(struct job *j)
 	return respond(j, 200, "application/json", buf, (size_t)n);
 }
 
-int
-main(int argc, char **argv)
+/*
+ * Reads the command line into nthreads, verbose and *listen_spec.
+ * Returns -1 to go on, else the status to exit with (0 after --help or
+ * --version, 2 for a bad flag or value).
+ */
+static int
+parse_args(int argc, char **argv, const char **listen_spec)
 {
-	struct sigaction	 sa;
-	pthread_t		 tid;
-	const char		*listen_spec = NULL;
-	uint64_t		 n;
-	size_t			 i;
-	int			 ch, rc;
+	uint64_t	 n;
+	int		 ch;
 
 	while ((ch = getopt_long(argc, argv, "l:t:vhV", longopts, NULL)) !=
 	    -1) {
 		switch (ch) {
 		case 'l':
-			if (listen_spec != NULL) {
+			if (*listen_spec != NULL) {
 				fprintf(stderr, PROG ": --listen given twice "
 				    "(one listener only)\n");
 				return 2;
 			}
-			listen_spec = optarg;
+			*listen_spec = optarg;
 			break;
 		case 't':
 			if (parse_count(optarg, &n) == -1 || n < 1 ||
@@ -762,7 +764,20 @@ main(int argc, char **argv)
 		    "Try '" PROG " --help'.\n", argv[optind]);
 		return 2;
 	}
+	return -1;
+}
 
+int
+main(int argc, char **argv)
+{
+	struct sigaction	 sa;
+	pthread_t		 tid;
+	const char		*listen_spec = NULL;
+	size_t			 i;
+	int			 rc;
+
+	if ((rc = parse_args(argc, argv, &listen_spec)) != -1)
+		return rc;
 	for (i = 0; i < sizeof(pattern); i++)
 		pattern[i] = APP_PATTERN_LINE[i % PATTERN_PERIOD];
 
