@@ -25,6 +25,8 @@ static int	req_cgi_body(struct evfcgi_req *);
 static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
 static int	req_charge(struct evfcgi_req *, size_t *, size_t);
+static void	req_uncharge(struct evfcgi_req *, size_t *);
+static int	req_body_writable(struct evfcgi_req *);
 static void	req_drop_body(struct evfcgi_req *, int, const char *);
 
 static const char *const req_state_names[] = {
@@ -74,7 +76,7 @@ req_charge(struct evfcgi_req *r, size_t *what, size_t n)
 {
 	struct budget	*b = r->r_link->rl_input;
 
-	if (b == NULL || n == 0)
+	if (n == 0)
 		return 0;
 	if (b->b_queued >= b->b_cap || n > b->b_cap - b->b_queued)
 		return -1;
@@ -83,23 +85,28 @@ req_charge(struct evfcgi_req *r, size_t *what, size_t n)
 	return 0;
 }
 
+/* Gives back to the global cap what *what holds. */
+static void
+req_uncharge(struct evfcgi_req *r, size_t *what)
+{
+	budget_add(r->r_link->rl_input, -(long long)*what);
+	*what = 0;
+}
+
 /* Answers status while the body arrives, and lets go of what it held. */
 static void
 req_drop_body(struct evfcgi_req *r, int status, const char *why)
 {
 	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
-	if (r->r_link->rl_input != NULL)
-		budget_add(r->r_link->rl_input, -(long long)r->r_charged_body);
-	r->r_charged_body = 0;
+	req_uncharge(r, &r->r_charged_body);
 	evfcgi_respond_error(r, status, why);
 }
 
 void
 req_free(struct evfcgi_req *r)
 {
-	if (r->r_link->rl_input != NULL)
-		budget_add(r->r_link->rl_input, -(long long)
-		    (r->r_charged_params + r->r_charged_body));
+	req_uncharge(r, &r->r_charged_params);
+	req_uncharge(r, &r->r_charged_body);
 	if (r->r_state != REQ_DRAIN && r->r_state != REQ_DONE)
 		r->r_link->rl_st->requests_active--;
 	if (r->r_params != NULL)
@@ -151,10 +158,7 @@ req_params_add(struct evfcgi_req *r, const void *p, size_t len)
 	if (r->r_reject != 0) {
 		/* Keep reading to the end of PARAMS, then answer. */
 		evbuffer_drain(r->r_params, have);
-		if (r->r_link->rl_input != NULL)
-			budget_add(r->r_link->rl_input,
-			    -(long long)r->r_charged_params);
-		r->r_charged_params = 0;
+		req_uncharge(r, &r->r_charged_params);
 		return 0;
 	}
 	return evbuffer_add(r->r_params, p, len);
@@ -471,13 +475,25 @@ evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
 	    buf, (size_t)n));
 }
 
-int
-evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
+/*
+ * Whether body bytes may be queued now: -1 not (before the header, once
+ * answered, or on a broken stream), 0 yes but dropped (HEAD), 1 yes.
+ */
+static int
+req_body_writable(struct evfcgi_req *r)
 {
 	if (!req_can_write(r) || r->r_head != HEAD_SENT)
 		return -1;
-	if (r->r_nobody)
-		return 0;
+	return r->r_nobody ? 0 : 1;
+}
+
+int
+evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
+{
+	int	 ok;
+
+	if ((ok = req_body_writable(r)) <= 0)
+		return ok;
 	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -485,10 +501,10 @@ evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
 int
 evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 {
-	if (!req_can_write(r) || r->r_head != HEAD_SENT)
-		return -1;
-	if (r->r_nobody)
-		return 0;
+	int	 ok;
+
+	if ((ok = req_body_writable(r)) <= 0)
+		return ok;
 	return req_out(r, fcgi_out_stdout_ref(r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -496,10 +512,12 @@ evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 int
 evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 {
-	if (!req_can_write(r) || r->r_state != REQ_HANDLER ||
-	    r->r_head != HEAD_SENT || len > evbuffer_get_length(src))
+	int	 ok;
+
+	if ((ok = req_body_writable(r)) == -1 || r->r_state != REQ_HANDLER ||
+	    len > evbuffer_get_length(src))
 		return -1;
-	if (r->r_nobody)
+	if (ok == 0)
 		return evbuffer_drain(src, len);
 	return req_out(r, fcgi_out_stdout_move(r->r_link->rl_out, r->r_id,
 	    src, len));

@@ -23,6 +23,7 @@ static struct req_link		 flink;
 static struct evfcgi_limits	 lim;
 static struct evfcgi_stats	 st;
 static struct event_base	*base;
+static struct budget		 input;
 static int			 handled;
 
 static void
@@ -69,6 +70,8 @@ setup(void)
 	flink.rl_base = base;
 	flink.rl_lim = &lim;
 	flink.rl_st = &st;
+	ck_assert_int_eq(budget_init(&input, base, 1 << 20), 0);
+	flink.rl_input = &input;
 	flink.rl_ops = &fake_ops;
 	flink.rl_owner = &flink;
 	flink.rl_peer = "test";
@@ -79,6 +82,9 @@ static void
 teardown(void)
 {
 	evbuffer_free(flink.rl_out);
+	/* Whatever the requests held of input, they gave back. */
+	ck_assert_uint_eq(input.b_queued, 0);
+	budget_fini(&input);
 	event_base_free(base);
 }
 
