@@ -54,7 +54,7 @@ evfcgi_limits_default(struct evfcgi_limits *lim)
 	lim->sndbuf = 64 * 1024;
 	lim->header_timeout = 30;
 	lim->idle_timeout = 60;
-	lim->write_timeout = 60;
+	lim->write_timeout = 3600;
 	lim->drain_timeout = 10;
 }
 

@@ -97,10 +97,13 @@ fe_rewrite() {
 #   nosndbuf     no sndbuf=64k on the listen line (the kernel autotunes)
 #   workers=N    worker_processes N instead of auto
 #   keepalive=N  upstream keepalive N (0 removes it: a connection per request)
+#   send_timeout=T  nginx send_timeout T (e.g. 3s) instead of the example's
+#   errlog=LEVEL the error log's level (warn; info logs client timeouts)
 # Returns non-zero, saying why, on an unknown variant or a changed example.
 nginx_conf() {
 	local dir=$1 port=$2 backends=$3 v b rules params
 	local buffering="fastcgi_buffering off;" listen="sndbuf=64k" workers="" keepalive="" list
+	local send_timeout="" errlog=warn
 	shift 3
 	for v in "$@"; do
 		case $v in
@@ -109,6 +112,8 @@ nginx_conf() {
 		nosndbuf) listen="" ;;
 		workers=*) workers=${v#workers=} ;;
 		keepalive=*) keepalive=${v#keepalive=} ;;
+		send_timeout=*) send_timeout=${v#send_timeout=} ;;
+		errlog=*) errlog=${v#errlog=} ;;
 		*) echo "nginx_conf: unknown variant '$v'" >&2; return 2 ;;
 		esac
 	done
@@ -127,11 +132,12 @@ nginx_conf() {
 	{
 		printf '%s\t%s\n' "#user www-data;" "$top"
 		printf '%s\t%s\n' "pid /run/nginx-evfcgid.pid;" "pid $dir/nginx.pid;"
-		printf '%s\t%s\n' "error_log /var/log/nginx/evfcgid.error.log" "error_log $dir/error.log warn;"
+		printf '%s\t%s\n' "error_log /var/log/nginx/evfcgid.error.log" "error_log $dir/error.log $errlog;"
 		printf '%s\t%s\n' "access_log /var/log/nginx/evfcgid.access.log;" "access_log $dir/access.log;\\n$temps"
 		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=64k;" "listen 127.0.0.1:$port${listen:+ $listen};"
 		printf '%s\t%s\n' "server 127.0.0.1:9000" "$servers"
 		printf '%s\t%s\n' "fastcgi_buffering off;" "$buffering"
+		[ -n "$send_timeout" ] && printf '%s\t%s\n' "send_timeout 300s;" "send_timeout $send_timeout;"
 		[ -n "$workers" ] && printf '%s\t%s\n' "worker_processes auto;" "worker_processes $workers;"
 		if [ "$keepalive" = 0 ]; then
 			printf '%s\t%s\n' "keepalive 32;" ""
@@ -287,13 +293,15 @@ start_nginx() {
 # second way, lighttpd starts COMMAND itself by bin-path with a listening
 # unix socket (DIR/backend.sock-0) on its fd 0.  Variants:
 #   stream=N     server.stream-response-body N instead of 2 (0, 1: buffer all)
+#   max_write_idle=S  server.max-write-idle S instead of the example's
 # Returns non-zero, saying why, on an unknown variant or a changed example.
 lighttpd_conf() {
-	local dir=$1 port=$2 backend=$3 v rules stream=2
+	local dir=$1 port=$2 backend=$3 v rules stream=2 idle=""
 	shift 3
 	for v in "$@"; do
 		case $v in
 		stream=[012]) stream=${v#stream=} ;;
+		max_write_idle=*) idle=${v#max_write_idle=} ;;
 		*) echo "lighttpd_conf: unknown variant '$v'" >&2; return 2 ;;
 		esac
 	done
@@ -307,6 +315,7 @@ lighttpd_conf() {
 		printf '%s\t%s\n' 'accesslog.filename = ' "accesslog.filename = \"$dir/access.log\""
 		printf '%s\t%s\n' 'server.upload-dirs = ' "server.upload-dirs = ( \"$dir/uploads\" )"
 		printf '%s\t%s\n' 'server.stream-response-body = 2' "server.stream-response-body = $stream"
+		[ -n "$idle" ] && printf '%s\t%s\n' 'server.max-write-idle = ' "server.max-write-idle = $idle"
 		case $backend in
 		spawn:*)
 			printf '%s\t%s\n' '"socket" => "/run/lighttpd/evfcgid.sock",' "\"socket\" => \"$dir/backend.sock\","

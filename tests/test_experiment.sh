@@ -34,6 +34,9 @@ for f in nginx lighttpd direct; do
 	# fast fetches of /big in flight.
 	check "evfcgid behind $f queues at most a watermark per slow client ($q bytes)" \
 		test "${q:-999999999}" -le $((10 * (262144 + 65600) + 10 * 96256))
+	cut=$(awk -F'\t' -v f="$f" '$1 == "evfcgid" && $2 == f { print $14 }' "$OUT/results.tsv")
+	check "evfcgid behind $f: no slow client cut before its own time limit (${cut:-no count})" \
+		test "${cut:-1}" -eq 0
 done
 r=$(awk -F'\t' '$1 == "blocking1" && $2 == "nginx" { print $8 }' "$OUT/results.tsv")
 check "the blocking control group behind nginx falls below 0.2 (ratio $r)" \

@@ -1,0 +1,100 @@
+#!/bin/bash
+# Slow clients behind the front ends, with the timeouts of the shipped
+# configuration scaled down: a client that keeps reading, however slowly,
+# gets its whole answer; one that stops reading for good is cut and what
+# the daemon held for it is given back.
+#
+# The scale.  Behind a front end evfcgid sees a slow client's progress only
+# in steps of the buffers between them (the front end's, the kernel's send
+# and receive buffers, TCP window updates): measured, hundreds of KiB of
+# the client's reading pass between two moves of evfcgid's send queue,
+# minutes at 512 B/s (tests/bench-slow-steps measures it).  The steps are
+# counted in bytes, so a client K times faster than 512 B/s meets them K
+# times sooner: reading 512 bytes every 1000/K ms (at most K times
+# 512 B/s) against timeouts divided by K is the 512 B/s client against the
+# real ones, or harder when it reads slower.  K is 100 behind nginx, whose
+# timers may fire up to 300 ms early (NGX_TIMER_LAZY_DELAY), and 500
+# behind lighttpd, whose client buffers autotune to 4 MiB: its answer,
+# 8 MiB, must be larger than all the buffers on the way.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
+source "$(dirname "$0")/frontends.sh"
+HTTP_GET=$TOP/tools/http_get
+
+# The shipped timeouts, read where a user reads them.
+wt=$("$EVFCGID" --help | tr '\n' ' ' | sed -n -E 's/.*--write-timeout S.* is closed \(([0-9]+)\).*--drain.*/\1/p')
+st=$(sed -n -E 's/^[[:space:]]*send_timeout ([0-9]+)s;.*/\1/p' "$NGINX_EXAMPLE")
+lt=$(sed -n -E 's/^server\.max-write-idle = ([0-9]+).*/\1/p' "$LIGHTTPD_EXAMPLE")
+check "the shipped timeouts found (evfcgid --write-timeout '$wt', nginx send_timeout '$st', lighttpd max-write-idle '$lt')" \
+	test -n "$wt" -a -n "$st" -a -n "$lt"
+[ "$FAILS" -eq 0 ] || finish
+
+# One evfcgid and one front end per scale; whole seconds are rounded down.
+declare -A K=([nginx]=100 [lighttpd]=500) SIZE=([nginx]=2097152 [lighttpd]=8388608)
+declare -A BACKEND PORT LOG PID CLIENT
+for fe in nginx lighttpd; do
+	k=${K[$fe]}
+	start_evfcgid --write-timeout $((wt / k))
+	BACKEND[$fe]=127.0.0.1:$EVFCGID_PORT
+	LOG[$fe]=$EVFCGID_LOG
+	PID[$fe]=$EVFCGID_PID
+	PORT[$fe]=$(freeport)
+	if [ "$fe" = nginx ]; then
+		echo "# nginx, scaled by $k: send_timeout $((st * 1000 / k)) ms, evfcgid --write-timeout $((wt / k)) s"
+		nginx_conf "$T/nginx" "${PORT[$fe]}" "${BACKEND[$fe]}" workers=1 errlog=info \
+			send_timeout=$((st * 1000 / k))ms && start_nginx "$T/nginx"
+	else
+		echo "# lighttpd, scaled by $k: max-write-idle $((lt / k)) s, evfcgid --write-timeout $((wt / k)) s"
+		lighttpd_conf "$T/lighttpd" "${PORT[$fe]}" "${BACKEND[$fe]}" \
+			max_write_idle=$((lt / k)) && start_lighttpd "$T/lighttpd"
+	fi || { not_ok "$fe started"; finish; }
+done
+
+# --- Reading slowly: behind each front end one client with http_get's
+# tiny receive buffer and one with the kernel's default, all at once.
+for fe in nginx lighttpd; do
+	for b in 512 0; do
+		spawn "$HTTP_GET" -b "$b" -p $((1000 / K[$fe])) -o "$T/body.$fe.$b" \
+			"http://127.0.0.1:${PORT[$fe]}/size?${SIZE[$fe]}" >"$T/get.$fe.$b" 2>&1
+		CLIENT[$fe.$b]=$SPAWNED
+	done
+done
+for c in nginx.512 nginx.0 lighttpd.512 lighttpd.0; do
+	fe=${c%.*}
+	wait "${CLIENT[$c]}"
+	rc=$?
+	echo "# $c: $(tr '\n' ' ' <"$T/get.$c")"
+	rate=$(sed -n -E 's/.* body=([0-9]+) .*duration_ms=([0-9.]+).*/\1 \2/p' "$T/get.$c" |
+		awk '{ printf "%d", ($2 > 0 ? $1 * 1000 / $2 : 0) }')
+	pattern "${SIZE[$fe]}" >"$T/expected"
+	check "behind $fe, a client reading at ${rate:-?} B/s, $((K[$fe] * 512)) at most (rcvbuf ${c#*.}), got all ${SIZE[$fe]} bytes (rc $rc)" \
+		same_file "$T/expected" "$T/body.$c"
+done
+for fe in nginx lighttpd; do
+	check "behind $fe, evfcgid cut no slow reader for lack of progress" \
+		sh -c "! grep -q 'no write progress' '${LOG[$fe]}'"
+done
+check "nginx timed no client out" sh -c "! grep -q 'timed out' '$T/nginx/error.log'"
+
+# --- A client that stops reading for good: the front end cuts it after
+# its (scaled) timeout, closes the backend connection, and evfcgid gives
+# back what it held, a watermark at most.
+queued_is() { [ "$(status_of "$backend" bytes_queued)" -eq "$1" ]; }
+queued_over() { [ "$(status_of "$backend" bytes_queued)" -gt "$1" ]; }
+for name in nginx lighttpd; do
+	backend=${BACKEND[$name]}
+	spawn "$HTTP_GET" -p 3600000 "http://127.0.0.1:${PORT[$name]}/size?${SIZE[$name]}" >/dev/null 2>&1
+	stuck=$SPAWNED
+	wait_until 5 queued_over 0
+	sleep 0.5
+	read -r held high <<<"$(status_of "$backend" bytes_queued high_water)"
+	check "behind $name, a stuck reader: evfcgid holds at most a watermark for it ($held bytes)" \
+		test "$held" -gt 0 -a "$held" -le $((high + 65536 + 64))
+	start=$(now_ns)
+	wait_until 20 queued_is 0
+	check "behind $name, the stuck reader cut and its $held bytes given back (after $(ms_since "$start") ms)" \
+		queued_is 0
+	kill "$stuck" 2>/dev/null
+done
+check "both evfcgid are up" kill -0 "${PID[nginx]}" "${PID[lighttpd]}"
+finish
