@@ -142,6 +142,13 @@ bench: all
 experiment: all
 	tools/slow-client-experiment
 
+# The long cases, bounded: real 512 B/s clients behind nginx and lighttpd
+# reading SOAK_SIZE bytes (1 MiB: about 35 minutes), then libFuzzer for
+# 10 minutes.
+soak: all fuzz/fuzz_conn
+	bash tests/bench-slow-steps --pause 1000 --size $${SOAK_SIZE:-1048576}
+	$(MAKE) fuzz FUZZ_SECONDS=600
+
 demo: all
 	bash scripts/demo
 
@@ -154,4 +161,4 @@ distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
 		aclocal.m4 config.h.in .deps-done
 
-.PHONY: all deps check valgrind bench experiment demo fuzz clean distclean
+.PHONY: all deps check valgrind bench experiment soak demo fuzz clean distclean
