@@ -1,9 +1,17 @@
 /*
- * conn.c: the connection layer.  One struct conn per socket: it parses
- * records from the input buffer, keeps the table of requests in flight,
- * lends them its output buffer (the bufferevent's) and paces it with
- * watermarks.  Above the high mark the connection reads no new input and
- * producers wait; the write callback at the low mark resumes both.
+ * conn.c: the connection layer.  One struct conn per socket: it reads into
+ * its input buffer, keeps the table of requests in flight, lends them its
+ * output buffer and paces it with watermarks.  Above the high mark the
+ * connection reads no new input and producers wait; a write that brings
+ * the output to the low mark resumes both.
+ *
+ * Writes go first: output queued while the loop runs a callback leaves in
+ * one write as soon as that callback is done (the write event is made
+ * active, which costs no system call), and the write event waits on the
+ * kernel only while the kernel refuses bytes.  Reads go straight into the
+ * input buffer, one read() per readable event.  So a request on a kept
+ * connection costs one read() and one writev(), and nothing is asked of
+ * epoll per request.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -17,9 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "conn.h"
@@ -30,11 +38,19 @@
 /* Input may hold two whole records before reading stops. */
 #define CONN_INPUT_MAX		(2 * FCGI_MAX_RECORD)
 
+/* One read() takes at most this much (the loop is single-threaded). */
+#define CONN_READ_MAX		65536
+static unsigned char	conn_scratch[CONN_READ_MAX];
+
 static void	conn_sockopts(struct conn *, int);
 static int	conn_events_new(struct conn *, int);
-static void	conn_readcb(struct bufferevent *, void *);
-static void	conn_writecb(struct bufferevent *, void *);
-static void	conn_eventcb(struct bufferevent *, short, void *);
+static void	conn_readcb(evutil_socket_t, short, void *);
+static void	conn_read(struct conn *);
+static void	conn_read_ended(struct conn *);
+static void	conn_writecb(evutil_socket_t, short, void *);
+static void	conn_flush(struct conn *);
+static void	conn_low_mark(struct conn *);
+static void	conn_write_timeout(struct conn *);
 static void	conn_timeoutcb(evutil_socket_t, short, void *);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
@@ -85,7 +101,7 @@ conn_new(const struct conn_env *env, int fd, const char *peer)
 		free(c);
 		return NULL;
 	}
-	c->c_link.rl_out = bufferevent_get_output(c->c_bev);
+	c->c_link.rl_out = c->c_out;
 	c->c_link.rl_base = env->ce_base;
 	c->c_link.rl_srv = env->ce_srv;
 	c->c_link.rl_lim = env->ce_lim;
@@ -98,7 +114,6 @@ conn_new(const struct conn_env *env, int fd, const char *peer)
 	c->c_wait.bw_arg = c;
 	env->ce_st->connections++;
 	env->ce_st->connections_total++;
-	c->c_state = CONN_READING;
 	log_debug("%s: connected", c->c_peer);
 	conn_timer_update(c);
 	return c;
@@ -125,35 +140,35 @@ conn_sockopts(struct conn *c, int fd)
 }
 
 /*
- * Makes c's bufferevent on fd (which it then owns) and its timer, with the
- * watermarks and the write timeout.  Returns 0, or -1 with fd closed.
+ * Makes c's buffers and events on fd (which c then owns) and starts
+ * reading.  Returns 0, or -1 with fd closed and nothing left allocated.
  */
 static int
 conn_events_new(struct conn *c, int fd)
 {
-	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
-	struct timeval			 wt = { lim->write_timeout / 2,
-	    lim->write_timeout % 2 * 500000 };
+	struct event_base	*base = c->c_env->ce_base;
 
-	c->c_bev = bufferevent_socket_new(c->c_env->ce_base, fd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	c->c_timer = evtimer_new(c->c_env->ce_base, conn_timeoutcb, c);
-	if (c->c_bev == NULL || c->c_timer == NULL ||
-	    evbuffer_add_cb(bufferevent_get_output(c->c_bev), conn_output_cb,
-	    c) == NULL) {
-		if (c->c_bev != NULL)
-			bufferevent_free(c->c_bev);
-		else
-			evutil_closesocket(fd);
+	c->c_fd = fd;
+	c->c_in = evbuffer_new();
+	c->c_out = evbuffer_new();
+	c->c_timer = evtimer_new(base, conn_timeoutcb, c);
+	if (c->c_in == NULL || c->c_out == NULL || c->c_timer == NULL ||
+	    evbuffer_add_cb(c->c_out, conn_output_cb, c) == NULL) {
+		if (c->c_in != NULL)
+			evbuffer_free(c->c_in);
+		if (c->c_out != NULL)
+			evbuffer_free(c->c_out);
 		if (c->c_timer != NULL)
 			event_free(c->c_timer);
+		evutil_closesocket(fd);
 		return -1;
 	}
-	bufferevent_setcb(c->c_bev, conn_readcb, conn_writecb, conn_eventcb, c);
-	bufferevent_setwatermark(c->c_bev, EV_READ, 0, CONN_INPUT_MAX);
-	bufferevent_setwatermark(c->c_bev, EV_WRITE, lim->low_water, 0);
-	bufferevent_set_timeouts(c->c_bev, NULL, &wt);
-	bufferevent_enable(c->c_bev, EV_READ | EV_WRITE);
+	event_assign(&c->c_rev, base, fd, EV_READ | EV_PERSIST, conn_readcb,
+	    c);
+	event_assign(&c->c_wev, base, fd, EV_WRITE | EV_PERSIST, conn_writecb,
+	    c);
+	c->c_state = CONN_READING;
+	conn_read_update(c);
 	return 0;
 }
 
@@ -175,23 +190,27 @@ conn_set_state(struct conn *c, enum conn_state s)
 	if (log_enabled(LOG_DEBUG))
 		log_debug("%s: %s -> %s", c->c_peer,
 		    conn_state_names[c->c_state], conn_state_names[s]);
-	switch (s) {
-	case CONN_READING:
-		bufferevent_enable(c->c_bev, EV_READ);
-		break;
-	case CONN_PAUSED:
-		bufferevent_disable(c->c_bev, EV_READ);
-		break;
-	case CONN_CLOSING:
-		bufferevent_disable(c->c_bev, EV_READ);
-		/* The write callback must fire when the last byte is out. */
-		bufferevent_setwatermark(c->c_bev, EV_WRITE, 0, 0);
-		break;
-	case CONN_DEAD:
-		break;
-	}
 	c->c_state = s;
+	if (s != CONN_DEAD)
+		conn_read_update(c);
 	return 0;
+}
+
+void
+conn_read_update(struct conn *c)
+{
+	int	 want;
+
+	want = c->c_state == CONN_READING && !c->c_eof &&
+	    c->c_fail_why == NULL &&
+	    evbuffer_get_length(c->c_in) < CONN_INPUT_MAX;
+	if (want == c->c_reading)
+		return;
+	if (want)
+		event_add(&c->c_rev, NULL);
+	else
+		event_del(&c->c_rev);
+	c->c_reading = want;
 }
 
 /* Marks c busy so that a close inside a callback defers the free. */
@@ -230,13 +249,19 @@ conn_close(struct conn *c, const char *why)
 		req_kill(r);
 	}
 	reqtab_free(&c->c_tab);
-	out = bufferevent_get_output(c->c_bev);
+	out = c->c_out;
 	evbuffer_remove_cb(out, conn_output_cb, c);
 	budget_add(env->ce_budget, -(long long)evbuffer_get_length(out));
 	budget_cancel(env->ce_budget, &c->c_wait);
 	budget_kick(env->ce_budget);
-	bufferevent_free(c->c_bev);
-	c->c_bev = NULL;
+	event_del(&c->c_rev);
+	event_del(&c->c_wev);
+	c->c_reading = c->c_writing = 0;
+	evbuffer_free(c->c_in);
+	evbuffer_free(c->c_out);
+	c->c_in = c->c_out = NULL;
+	evutil_closesocket(c->c_fd);
+	c->c_fd = -1;
 	event_free(c->c_timer);
 	c->c_timer = NULL;
 	env->ce_st->connections--;
@@ -268,7 +293,9 @@ conn_fail(void *arg, const char *why)
 		return;
 	c->c_fail_why = why;
 	c->c_link.rl_broken = 1;
-	bufferevent_disable(c->c_bev, EV_READ | EV_WRITE);
+	conn_read_update(c);
+	event_del(&c->c_wev);
+	c->c_writing = 0;
 	c->c_timer_kind = TIMER_FAIL;
 	evtimer_add(c->c_timer, &now);
 }
@@ -294,8 +321,8 @@ conn_drain(struct conn *c)
 int
 conn_stalled(const struct conn *c)
 {
-	return c->c_bev != NULL && evbuffer_get_length(
-	    bufferevent_get_output(c->c_bev)) > c->c_env->ce_lim->low_water;
+	return c->c_out != NULL &&
+	    evbuffer_get_length(c->c_out) > c->c_env->ce_lim->low_water;
 }
 
 /* Keeps the count of output queued in all connections exact. */
@@ -311,6 +338,12 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	/* Bytes written: the write timeout counts afresh. */
 	if (info->n_deleted > 0)
 		c->c_stuck = 0;
+	/* New output leaves once the running callback is done. */
+	if (info->n_added > 0 && !c->c_flush_due && !c->c_writing &&
+	    c->c_fail_why == NULL) {
+		c->c_flush_due = 1;
+		event_active(&c->c_wev, EV_WRITE, 1);
+	}
 }
 
 /*
@@ -326,7 +359,7 @@ conn_write_progress(struct conn *c)
 {
 	int	 outq = -1;
 
-	if (ioctl(bufferevent_getfd(c->c_bev), SIOCOUTQ, &outq) == -1)
+	if (ioctl(c->c_fd, SIOCOUTQ, &outq) == -1)
 		outq = -1;
 	if (c->c_stuck == 0 || (outq >= 0 && outq < c->c_outq)) {
 		c->c_outq = outq;
@@ -346,21 +379,66 @@ conn_maybe_close(struct conn *c)
 	if (!c->c_close_after || c->c_tab.rt_n > 0 || c->c_state == CONN_DEAD ||
 	    conn_input_pending(c))
 		return;
-	if (evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0)
+	if (evbuffer_get_length(c->c_out) == 0)
 		conn_close(c, NULL);
 	else
 		conn_set_state(c, CONN_CLOSING);
 }
 
+/*
+ * Readable: one read() into the input, then the records in it.  Made
+ * active with EV_TIMEOUT instead, c only looks at what it holds (a request
+ * held by max_reqs may go on).
+ */
 static void
-conn_readcb(struct bufferevent *bev, void *arg)
+conn_readcb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 
-	(void)bev;
+	(void)fd;
 	conn_enter(c);
-	conn_process_input(c);
+	if (what & EV_READ)
+		conn_read(c);
+	if (c->c_state != CONN_DEAD)
+		conn_process_input(c);
+	if (c->c_state != CONN_DEAD)
+		conn_read_update(c);
 	conn_leave(c);
+}
+
+/* One read() into c's input; the end of input and errors are acted on. */
+static void
+conn_read(struct conn *c)
+{
+	size_t	 room = CONN_INPUT_MAX - evbuffer_get_length(c->c_in);
+	ssize_t	 n;
+	char	 why[128];
+
+	if (room > sizeof(conn_scratch))
+		room = sizeof(conn_scratch);
+	n = read(c->c_fd, conn_scratch, room);
+	if (n > 0) {
+		if (evbuffer_add(c->c_in, conn_scratch, (size_t)n) == -1)
+			conn_fail(c, "out of memory reading input");
+		return;
+	}
+	if (n == 0)
+		conn_read_ended(c);
+	else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		snprintf(why, sizeof(why), "socket error: %s",
+		    strerror(errno));
+		conn_close(c, why);
+	}
+}
+
+/* The peer sends no more: what it sent is still acted on, then c ends. */
+static void
+conn_read_ended(struct conn *c)
+{
+	c->c_eof = 1;
+	conn_read_update(c);
+	if (!conn_input_pending(c))
+		conn_input_ended(c);
 }
 
 int
@@ -389,11 +467,10 @@ conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
 		r->r_producing = 0;
 	}
-	/* A BEGIN held by max_reqs may go now: read it on the next turn. */
+	/* A BEGIN held by max_reqs may go now: on the next turn. */
 	if (c->c_held && c->c_state != CONN_DEAD) {
 		c->c_held = 0;
-		bufferevent_trigger(c->c_bev, EV_READ,
-		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+		event_active(&c->c_rev, EV_TIMEOUT, 1);
 	}
 }
 
@@ -447,7 +524,7 @@ conn_req_produce(struct evfcgi_req *r, void *arg)
  * request whose PARAMS are incomplete (each request has its own, counted
  * from its BEGIN_REQUEST), or an idle timeout (restarted by every read)
  * while input is awaited, or none while only the application or the output
- * is pending (the bufferevent's write timeout watches the output); and,
+ * is pending (the write event's timeout watches the output); and,
  * before any of those, the deadline of a record begun and not finished
  * (header_timeout from its first byte, so a trickle cannot hold a slot).
  */
@@ -465,8 +542,7 @@ conn_timer_update(struct conn *c)
 	event_base_gettimeofday_cached(c->c_env->ce_base, &now);
 	/* Requests in STDIN or DRAIN wait for input. */
 	awaiting = c->c_tab.rt_n > c->c_nparams + c->c_nhandler;
-	idle = c->c_tab.rt_n == 0 &&
-	    evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0;
+	idle = c->c_tab.rt_n == 0 && evbuffer_get_length(c->c_out) == 0;
 	if (!TAILQ_EMPTY(&c->c_params)) {
 		want = TIMER_HEADER;
 		timeradd(&TAILQ_FIRST(&c->c_params)->r_begun, &span, &due);
@@ -516,61 +592,99 @@ conn_timeoutcb(evutil_socket_t fd, short what, void *arg)
 	conn_leave(c);
 }
 
-/* Output fell to the low mark (or, when closing, to zero). */
+/*
+ * Flush time (made active when output was queued), room in the kernel, or
+ * the write timeout's half while the kernel has refused bytes.
+ */
 static void
-conn_writecb(struct bufferevent *bev, void *arg)
+conn_writecb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 
+	(void)fd;
 	conn_enter(c);
-	if (c->c_state == CONN_CLOSING) {
-		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-			conn_close(c, NULL);
-	} else {
-		/* New requests first (they are small), then the producers. */
-		if (c->c_state == CONN_PAUSED) {
-			conn_set_state(c, CONN_READING);
-			conn_process_input(c);
-		}
-		conn_pump(c);
-		if (c->c_state != CONN_DEAD)
-			conn_timer_update(c);
-	}
-	budget_kick(c->c_env->ce_budget);
+	c->c_flush_due = 0;
+	if (c->c_fail_why != NULL)
+		;
+	else if ((what & (EV_WRITE | EV_TIMEOUT)) == EV_TIMEOUT)
+		conn_write_timeout(c);
+	else
+		conn_flush(c);
 	conn_leave(c);
 }
 
+/*
+ * Hands the kernel what it takes of c's output; waits for room (with the
+ * write timeout) while something is left.  At the low mark, c reads and
+ * produces again; closing, c closes once all is out.
+ */
 static void
-conn_eventcb(struct bufferevent *bev, short what, void *arg)
+conn_flush(struct conn *c)
 {
-	struct conn	*c = arg;
-	char		 why[128];
+	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	struct timeval			 wt = { lim->write_timeout / 2,
+	    lim->write_timeout % 2 * 500000 };
+	size_t				 left;
+	char				 why[128];
 
-	(void)bev;
-	conn_enter(c);
-	if (what & BEV_EVENT_EOF) {
-		c->c_eof = 1;
-		if (c->c_state == CONN_READING || c->c_state == CONN_PAUSED)
-			bufferevent_disable(c->c_bev, EV_READ);
-		/* Records still unread are acted on first (then this runs). */
-		if (!conn_input_pending(c))
-			conn_input_ended(c);
-	} else if (what & BEV_EVENT_TIMEOUT) {
-		if (conn_write_progress(c)) {
-			/* libevent stopped writing at the timeout: go on. */
-			bufferevent_enable(c->c_bev, EV_WRITE);
-			conn_leave(c);
-			return;
-		}
-		snprintf(why, sizeof(why), "no write progress for %d s",
-		    c->c_env->ce_lim->write_timeout);
-		conn_error(c, why);
-	} else {
+	if (evbuffer_get_length(c->c_out) > 0 &&
+	    evbuffer_write(c->c_out, c->c_fd) == -1 &&
+	    errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 		snprintf(why, sizeof(why), "socket error: %s",
-		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		    strerror(errno));
 		conn_close(c, why);
+		return;
 	}
-	conn_leave(c);
+	left = evbuffer_get_length(c->c_out);
+	/* Bytes left: producers waiting on the global cap may go on. */
+	budget_kick(c->c_env->ce_budget);
+	if (left > 0 && !c->c_writing) {
+		c->c_writing = 1;
+		event_add(&c->c_wev, &wt);
+	} else if (left == 0 && c->c_writing) {
+		c->c_writing = 0;
+		event_del(&c->c_wev);
+	}
+	if (left <= lim->low_water)
+		conn_low_mark(c);
+}
+
+/* Output is at the low mark (or, when closing, maybe at zero). */
+static void
+conn_low_mark(struct conn *c)
+{
+	if (c->c_state == CONN_CLOSING) {
+		if (evbuffer_get_length(c->c_out) == 0)
+			conn_close(c, NULL);
+		budget_kick(c->c_env->ce_budget);
+		return;
+	}
+	/* New requests first (they are small), then the producers. */
+	if (c->c_state == CONN_PAUSED) {
+		conn_set_state(c, CONN_READING);
+		conn_process_input(c);
+	}
+	if (c->c_state != CONN_DEAD && !TAILQ_EMPTY(&c->c_producers))
+		conn_pump(c);
+	if (c->c_state != CONN_DEAD)
+		conn_timer_update(c);
+	budget_kick(c->c_env->ce_budget);
+}
+
+/*
+ * Half the write timeout passed with output queued and no write: go on if
+ * the peer took bytes from the kernel's queue meanwhile, else close.
+ */
+static void
+conn_write_timeout(struct conn *c)
+{
+	char	 why[128];
+
+	if (conn_write_progress(c))
+		return;
+	snprintf(why, sizeof(why), "no write progress for %d s",
+	    c->c_env->ce_lim->write_timeout);
+	conn_error(c, why);
 }
 
 void
@@ -605,7 +719,7 @@ conn_pump(struct conn *c)
 
 	if (c->c_state == CONN_DEAD || c->c_state == CONN_CLOSING)
 		return;
-	out = bufferevent_get_output(c->c_bev);
+	out = c->c_out;
 	conn_enter(c);
 	while ((r = TAILQ_FIRST(&c->c_producers)) != NULL &&
 	    c->c_state != CONN_DEAD && !c->c_link.rl_broken) {

@@ -11,13 +11,14 @@
 
 #include <stdint.h>
 
+#include <event2/event_struct.h>
+
 #include "budget.h"
 #include "evfcgi.h"
 #include "reqtab.h"
 #include "request.h"
 
-struct bufferevent;
-struct event;
+struct evbuffer;
 struct event_base;
 struct conn;
 
@@ -60,7 +61,16 @@ TAILQ_HEAD(req_list, evfcgi_req);
 
 struct conn {
 	const struct conn_env	*c_env;
-	struct bufferevent	*c_bev;
+	int			 c_fd;
+	struct evbuffer		*c_in;
+	struct evbuffer		*c_out;
+	struct event		 c_rev;		/* readable (while reading) */
+	struct event		 c_wev;		/* writable (while the kernel
+						   refuses bytes), or made
+						   active to flush */
+	int			 c_reading;	/* c_rev is added */
+	int			 c_writing;	/* c_wev waits for room */
+	int			 c_flush_due;	/* c_wev made active */
 	enum conn_state		 c_state;
 	struct req_link		 c_link;	/* lent to its requests */
 	struct reqtab		 c_tab;		/* requests in flight, by id */
@@ -107,7 +117,8 @@ void		 conn_drain(struct conn *c);
 /*
  * Whether the connection waits on its peer: output above the low mark, so
  * no producer runs until the peer reads it down.  (Above the high mark only
- * for an instant: libevent hands the kernel what fits right after a pump.)
+ * for an instant: the kernel gets what fits at the end of the callback that
+ * queued it.)
  */
 int		 conn_stalled(const struct conn *c);
 
@@ -151,5 +162,8 @@ int		 conn_set_state(struct conn *c, enum conn_state s);
 
 /* Arms the one timer c needs now. */
 void		 conn_timer_update(struct conn *c);
+
+/* Reads while c is reading, has room for input and the peer may send. */
+void		 conn_read_update(struct conn *c);
 
 #endif /* CONN_H */

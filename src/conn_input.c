@@ -1,6 +1,6 @@
 /*
  * conn_input.c: the input side of a connection.  Whole records are taken
- * from the bufferevent's input and acted on: requests begun, fed their
+ * from the connection's input and acted on: requests begun, fed their
  * PARAMS and STDIN, dispatched, aborted; management records answered.
  * It shares struct conn with conn.c and calls only the few conn.c
  * functions conn.h lists for it, and the request layer below.
@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "conn.h"
@@ -52,8 +51,8 @@ conn_process_input(struct conn *c)
 	size_t			 total;
 	int			 consumed = 0;
 
-	in = bufferevent_get_input(c->c_bev);
-	out = bufferevent_get_output(c->c_bev);
+	in = c->c_in;
+	out = c->c_out;
 	while (c->c_state == CONN_READING && c->c_fail_why == NULL) {
 		if (evbuffer_get_length(out) >= c->c_env->ce_lim->high_water) {
 			conn_set_state(c, CONN_PAUSED);
@@ -87,8 +86,10 @@ conn_process_input(struct conn *c)
 		conn_input_ended(c);
 	else
 		conn_maybe_close(c);
-	if (c->c_state != CONN_DEAD)
+	if (c->c_state != CONN_DEAD) {
+		conn_read_update(c);
 		conn_timer_update(c);
+	}
 }
 
 /*
@@ -99,7 +100,7 @@ conn_process_input(struct conn *c)
 static void
 conn_partial_update(struct conn *c, int consumed)
 {
-	size_t	 len = evbuffer_get_length(bufferevent_get_input(c->c_bev));
+	size_t	 len = evbuffer_get_length(c->c_in);
 
 	/* While c does not read (paused), the peer cannot finish it. */
 	if (len == 0 || conn_input_pending(c) || c->c_state != CONN_READING) {
@@ -134,7 +135,7 @@ conn_hold(struct conn *c, const struct fcgi_header *h)
 int
 conn_input_pending(struct conn *c)
 {
-	struct evbuffer		*in = bufferevent_get_input(c->c_bev);
+	struct evbuffer		*in = c->c_in;
 	struct fcgi_header	 h;
 	uint8_t			 hb[FCGI_HEADER_LEN];
 
