@@ -58,7 +58,6 @@ static void	conn_waitcb(void *);
 static int	conn_write_progress(struct conn *);
 static void	conn_enter(struct conn *);
 static void	conn_leave(struct conn *);
-static void	conn_fail(void *, const char *);
 static void	conn_req_done(struct evfcgi_req *, void *);
 static void	conn_req_produce(struct evfcgi_req *, void *);
 
@@ -76,7 +75,7 @@ static const unsigned conn_steps[] = {
 	[CONN_DEAD] = 0
 };
 
-static const struct req_ops conn_req_ops = {
+const struct req_ops conn_req_ops = {
 	.ro_done = conn_req_done,
 	.ro_produce = conn_req_produce,
 	.ro_failed = conn_fail
@@ -102,12 +101,7 @@ conn_new(const struct conn_env *env, int fd, const char *peer)
 		return NULL;
 	}
 	c->c_link.rl_out = c->c_out;
-	c->c_link.rl_base = env->ce_base;
-	c->c_link.rl_srv = env->ce_srv;
-	c->c_link.rl_lim = env->ce_lim;
-	c->c_link.rl_st = env->ce_st;
-	c->c_link.rl_input = env->ce_input;
-	c->c_link.rl_ops = &conn_req_ops;
+	c->c_link.rl_env = &env->ce_req;
 	c->c_link.rl_owner = c;
 	c->c_link.rl_peer = c->c_peer;
 	c->c_wait.bw_fn = conn_waitcb;
@@ -149,20 +143,15 @@ conn_events_new(struct conn *c, int fd)
 	struct event_base	*base = c->c_env->ce_base;
 
 	c->c_fd = fd;
-	c->c_in = evbuffer_new();
 	c->c_out = evbuffer_new();
-	c->c_timer = evtimer_new(base, conn_timeoutcb, c);
-	if (c->c_in == NULL || c->c_out == NULL || c->c_timer == NULL ||
+	if (c->c_out == NULL ||
 	    evbuffer_add_cb(c->c_out, conn_output_cb, c) == NULL) {
-		if (c->c_in != NULL)
-			evbuffer_free(c->c_in);
 		if (c->c_out != NULL)
 			evbuffer_free(c->c_out);
-		if (c->c_timer != NULL)
-			event_free(c->c_timer);
 		evutil_closesocket(fd);
 		return -1;
 	}
+	evtimer_assign(&c->c_timer, base, conn_timeoutcb, c);
 	event_assign(&c->c_rev, base, fd, EV_READ | EV_PERSIST, conn_readcb,
 	    c);
 	event_assign(&c->c_wev, base, fd, EV_WRITE | EV_PERSIST, conn_writecb,
@@ -203,7 +192,7 @@ conn_read_update(struct conn *c)
 
 	want = c->c_state == CONN_READING && !c->c_eof &&
 	    c->c_fail_why == NULL &&
-	    evbuffer_get_length(c->c_in) < CONN_INPUT_MAX;
+	    conn_input_len(c) < CONN_INPUT_MAX;
 	if (want == c->c_reading)
 		return;
 	if (want)
@@ -257,13 +246,13 @@ conn_close(struct conn *c, const char *why)
 	event_del(&c->c_rev);
 	event_del(&c->c_wev);
 	c->c_reading = c->c_writing = 0;
-	evbuffer_free(c->c_in);
+	if (c->c_in != NULL)
+		evbuffer_free(c->c_in);
 	evbuffer_free(c->c_out);
 	c->c_in = c->c_out = NULL;
 	evutil_closesocket(c->c_fd);
 	c->c_fd = -1;
-	event_free(c->c_timer);
-	c->c_timer = NULL;
+	evtimer_del(&c->c_timer);
 	env->ce_st->connections--;
 	env->ce_closed(env->ce_arg, c);
 	if (c->c_in_cb == 0)
@@ -283,7 +272,7 @@ conn_error(struct conn *c, const char *why)
  * record.  Reading stops and c closes on the next loop turn, so that no
  * request is freed under the application that is writing to it.
  */
-static void
+void
 conn_fail(void *arg, const char *why)
 {
 	struct conn	*c = arg;
@@ -297,7 +286,7 @@ conn_fail(void *arg, const char *why)
 	event_del(&c->c_wev);
 	c->c_writing = 0;
 	c->c_timer_kind = TIMER_FAIL;
-	evtimer_add(c->c_timer, &now);
+	evtimer_add(&c->c_timer, &now);
 }
 
 /* Checks an fcgi_out result of the connection's own; returns rc. */
@@ -399,18 +388,19 @@ conn_readcb(evutil_socket_t fd, short what, void *arg)
 	conn_enter(c);
 	if (what & EV_READ)
 		conn_read(c);
-	if (c->c_state != CONN_DEAD)
+	else
 		conn_process_input(c);
-	if (c->c_state != CONN_DEAD)
-		conn_read_update(c);
 	conn_leave(c);
 }
 
-/* One read() into c's input; the end of input and errors are acted on. */
+/*
+ * One read() and the records in it; the end of input and errors are acted
+ * on.
+ */
 static void
 conn_read(struct conn *c)
 {
-	size_t	 room = CONN_INPUT_MAX - evbuffer_get_length(c->c_in);
+	size_t	 room = CONN_INPUT_MAX - conn_input_len(c);
 	ssize_t	 n;
 	char	 why[128];
 
@@ -418,8 +408,7 @@ conn_read(struct conn *c)
 		room = sizeof(conn_scratch);
 	n = read(c->c_fd, conn_scratch, room);
 	if (n > 0) {
-		if (evbuffer_add(c->c_in, conn_scratch, (size_t)n) == -1)
-			conn_fail(c, "out of memory reading input");
+		conn_process_read(c, conn_scratch, (size_t)n);
 		return;
 	}
 	if (n == 0)
@@ -561,14 +550,14 @@ conn_timer_update(struct conn *c)
 	}
 	c->c_timer_kind = want;
 	if (want == TIMER_NONE) {
-		evtimer_del(c->c_timer);
+		evtimer_del(&c->c_timer);
 		return;
 	}
 	if (timercmp(&due, &now, >))
 		timersub(&due, &now, &tv);
 	else
 		timerclear(&tv);
-	evtimer_add(c->c_timer, &tv);
+	evtimer_add(&c->c_timer, &tv);
 }
 
 static void

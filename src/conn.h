@@ -35,7 +35,13 @@ struct conn_env {
 	/* c is closing and is freed right after. */
 	void		(*ce_closed)(void *arg, struct conn *c);
 	void		*ce_arg;
+	/* Lent to every request: the same base, limits, counters and input
+	   cap as above, with conn_req_ops. */
+	struct req_env	 ce_req;
 };
+
+/* How requests reach their connection (for conn_env's ce_req). */
+extern const struct req_ops conn_req_ops;
 
 /*
  * READING <-> PAUSED (output above the high mark), either -> CLOSING (no
@@ -62,15 +68,15 @@ TAILQ_HEAD(req_list, evfcgi_req);
 struct conn {
 	const struct conn_env	*c_env;
 	int			 c_fd;
-	struct evbuffer		*c_in;
+	struct evbuffer		*c_in;		/* unread input, or NULL */
 	struct evbuffer		*c_out;
 	struct event		 c_rev;		/* readable (while reading) */
 	struct event		 c_wev;		/* writable (while the kernel
 						   refuses bytes), or made
 						   active to flush */
-	int			 c_reading;	/* c_rev is added */
-	int			 c_writing;	/* c_wev waits for room */
-	int			 c_flush_due;	/* c_wev made active */
+	unsigned		 c_reading:1;	/* c_rev is added */
+	unsigned		 c_writing:1;	/* c_wev waits for room */
+	unsigned		 c_flush_due:1;	/* c_wev made active */
 	enum conn_state		 c_state;
 	struct req_link		 c_link;	/* lent to its requests */
 	struct reqtab		 c_tab;		/* requests in flight, by id */
@@ -81,18 +87,18 @@ struct conn {
 	struct req_list		 c_producers;	/* round-robin order */
 	struct budget_waiter	 c_wait;	/* held by the global cap */
 	uint64_t		 c_served;
-	int			 c_close_after;	/* close when no request left */
-	int			 c_held;	/* a BEGIN waits for max_reqs */
-	int			 c_eof;		/* the peer sends no more */
-	int			 c_partial;	/* input ends inside a record */
-	int			 c_stuck;	/* write timer runs without a write */
+	unsigned		 c_close_after:1; /* close when no request left */
+	unsigned		 c_held:1;	/* a BEGIN waits for max_reqs */
+	unsigned		 c_eof:1;	/* the peer sends no more */
+	unsigned		 c_partial:1;	/* input ends inside a record */
+	unsigned		 c_stuck:2;	/* write timer ran without a write */
 	int			 c_outq;	/* kernel send queue seen then */
 	struct timeval		 c_partial_since; /* its first byte came */
 	int			 c_in_cb;	/* inside one of our callbacks */
 	enum conn_timer		 c_timer_kind;
-	struct event		*c_timer;
+	struct event		 c_timer;
 	const char		*c_fail_why;	/* set with TIMER_FAIL */
-	char			 c_peer[64];
+	char			 c_peer[56];	/* "[IPv6]:port" fits */
 	TAILQ_ENTRY(conn)	 c_entry;	/* for the layer above */
 };
 
@@ -129,6 +135,15 @@ int		 conn_stalled(const struct conn *c);
 
 /* Parses and acts on the whole records in c's input (conn_input.c). */
 void		 conn_process_input(struct conn *c);
+
+/* The same for n bytes just read at p; what is left is kept in c. */
+void		 conn_process_read(struct conn *c, const uint8_t *p, size_t n);
+
+/* Bytes in c's input buffer. */
+size_t		 conn_input_len(const struct conn *c);
+
+/* Output could not be queued, or input stored: c closes next turn. */
+void		 conn_fail(void *c, const char *why);
 
 /* Closes c at once for what its peer did wrong (counted, logged). */
 void		 conn_error(struct conn *c, const char *why);

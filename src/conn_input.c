@@ -33,54 +33,136 @@ static size_t	conn_get_value(struct conn *, const struct fcgi_nv *,
 static struct evfcgi_req *conn_find(struct conn *, uint16_t);
 static int	conn_hold(struct conn *, const struct fcgi_header *);
 static void	conn_partial_update(struct conn *, int);
+static void	conn_input_done(struct conn *, int);
 
 /*
- * Parses and handles the whole records in the input buffer until it runs
- * out, the output passes its high mark (then reading pauses) or c dies.
- * Work per call is bounded: the input holds at most two whole records
- * (the read watermark conn.c sets).
+ * Where records are taken from: c's input buffer, or the bytes of one read
+ * not stored anywhere yet (the common case: whole records in one read are
+ * acted on where they lie, and only what is left is copied).
  */
-void
-conn_process_input(struct conn *c)
+struct conn_src {
+	struct evbuffer	*s_buf;		/* NULL: the bytes at s_p */
+	const uint8_t	*s_p;
+	size_t		 s_len;
+};
+
+static size_t
+src_len(const struct conn_src *s)
 {
-	struct evbuffer		*in, *out;
+	return s->s_buf != NULL ? evbuffer_get_length(s->s_buf) : s->s_len;
+}
+
+/* The first n bytes, contiguous (n <= src_len), or NULL out of memory. */
+static const uint8_t *
+src_peek(const struct conn_src *s, size_t n)
+{
+	return s->s_buf != NULL ?
+	    evbuffer_pullup(s->s_buf, (ev_ssize_t)n) : s->s_p;
+}
+
+static void
+src_drain(struct conn_src *s, size_t n)
+{
+	if (s->s_buf != NULL)
+		evbuffer_drain(s->s_buf, n);
+	else {
+		s->s_p += n;
+		s->s_len -= n;
+	}
+}
+
+/*
+ * Parses and handles the whole records in s until it runs out, the output
+ * passes its high mark (then reading pauses) or c dies.  Returns whether a
+ * record was consumed, or -1 when c was closed.
+ */
+static int
+conn_records(struct conn *c, struct conn_src *s)
+{
 	struct fcgi_record	 rec;
 	struct fcgi_header	 h;
-	uint8_t			 hb[FCGI_HEADER_LEN];
 	const uint8_t		*p;
 	size_t			 total;
 	int			 consumed = 0;
 
-	in = c->c_in;
-	out = c->c_out;
 	while (c->c_state == CONN_READING && c->c_fail_why == NULL) {
-		if (evbuffer_get_length(out) >= c->c_env->ce_lim->high_water) {
+		if (evbuffer_get_length(c->c_out) >=
+		    c->c_env->ce_lim->high_water) {
 			conn_set_state(c, CONN_PAUSED);
 			break;
 		}
-		if (evbuffer_copyout(in, hb, sizeof(hb)) <
-		    (ev_ssize_t)sizeof(hb))
+		if (src_len(s) < FCGI_HEADER_LEN)
 			break;
-		if (fcgi_header_decode(hb, sizeof(hb), &h) < 0) {
+		if ((p = src_peek(s, FCGI_HEADER_LEN)) == NULL ||
+		    fcgi_header_decode(p, FCGI_HEADER_LEN, &h) < 0) {
 			conn_error(c, "malformed record: bad version");
-			return;
+			return -1;
 		}
-		if (evbuffer_get_length(in) < (total = fcgi_record_len(&h)))
+		if (src_len(s) < (total = fcgi_record_len(&h)))
 			break;
 		if (conn_hold(c, &h))
 			break;
-		if ((p = evbuffer_pullup(in, (ev_ssize_t)total)) == NULL ||
+		if ((p = src_peek(s, total)) == NULL ||
 		    fcgi_parse(p, total, &rec) != (ssize_t)total) {
 			conn_error(c, "malformed record");
-			return;
+			return -1;
 		}
 		if (conn_record(c, &rec) == -1 || c->c_state == CONN_DEAD)
-			return;
-		evbuffer_drain(in, total);
+			return -1;
+		src_drain(s, total);
 		consumed = 1;
 	}
-	if (c->c_state == CONN_DEAD)
+	return c->c_state == CONN_DEAD ? -1 : consumed;
+}
+
+/*
+ * Parses and handles the whole records in c's input buffer.  Work per call
+ * is bounded: the input holds at most two whole records (conn.c reads no
+ * more).
+ */
+void
+conn_process_input(struct conn *c)
+{
+	struct conn_src	 s = { c->c_in, NULL, 0 };
+	int		 consumed = 0;
+
+	if (c->c_in != NULL && (consumed = conn_records(c, &s)) == -1)
 		return;
+	conn_input_done(c, consumed);
+}
+
+/*
+ * Handles the n bytes just read at p: where they lie when c's input buffer
+ * is empty, with only what is left copied into it.
+ */
+void
+conn_process_read(struct conn *c, const uint8_t *p, size_t n)
+{
+	struct conn_src	 s = { NULL, p, n };
+	int		 consumed;
+
+	if (conn_input_len(c) > 0) {
+		if (evbuffer_add(c->c_in, p, n) == -1)
+			conn_fail(c, "out of memory reading input");
+		else
+			conn_process_input(c);
+		return;
+	}
+	if ((consumed = conn_records(c, &s)) == -1)
+		return;
+	if (s.s_len > 0 && ((c->c_in == NULL &&
+	    (c->c_in = evbuffer_new()) == NULL) ||
+	    evbuffer_add(c->c_in, s.s_p, s.s_len) == -1)) {
+		conn_fail(c, "out of memory reading input");
+		return;
+	}
+	conn_input_done(c, consumed);
+}
+
+/* After records were taken: deadlines, the end of input, reading. */
+static void
+conn_input_done(struct conn *c, int consumed)
+{
 	conn_partial_update(c, consumed);
 	if (c->c_eof && !conn_input_pending(c))
 		conn_input_ended(c);
@@ -92,6 +174,12 @@ conn_process_input(struct conn *c)
 	}
 }
 
+size_t
+conn_input_len(const struct conn *c)
+{
+	return c->c_in != NULL ? evbuffer_get_length(c->c_in) : 0;
+}
+
 /*
  * Notes when the input began to end inside a record: at the first byte of
  * that record (a new one when records were consumed since), or when c
@@ -100,7 +188,7 @@ conn_process_input(struct conn *c)
 static void
 conn_partial_update(struct conn *c, int consumed)
 {
-	size_t	 len = evbuffer_get_length(c->c_in);
+	size_t	 len = conn_input_len(c);
 
 	/* While c does not read (paused), the peer cannot finish it. */
 	if (len == 0 || conn_input_pending(c) || c->c_state != CONN_READING) {
@@ -139,7 +227,8 @@ conn_input_pending(struct conn *c)
 	struct fcgi_header	 h;
 	uint8_t			 hb[FCGI_HEADER_LEN];
 
-	if (evbuffer_copyout(in, hb, sizeof(hb)) < (ev_ssize_t)sizeof(hb) ||
+	if (in == NULL ||
+	    evbuffer_copyout(in, hb, sizeof(hb)) < (ev_ssize_t)sizeof(hb) ||
 	    fcgi_header_decode(hb, sizeof(hb), &h) < 0)
 		return 0;
 	return evbuffer_get_length(in) >= fcgi_record_len(&h);

@@ -26,7 +26,8 @@ reqtab_find(const struct reqtab *t, uint16_t id)
 	size_t	 i;
 
 	if (t->rt_cap == 0)
-		return NULL;
+		return t->rt_one != NULL && t->rt_one->r_id == id ?
+		    t->rt_one : NULL;
 	for (i = reqtab_home(t, id); t->rt_slot[i] != NULL;
 	    i = (i + 1) & (t->rt_cap - 1))
 		if (t->rt_slot[i]->r_id == id)
@@ -43,8 +44,11 @@ reqtab_grow(struct reqtab *t)
 
 	n.rt_cap = t->rt_cap == 0 ? REQTAB_MIN : t->rt_cap * 2;
 	n.rt_n = t->rt_n;
+	n.rt_one = NULL;
 	if ((n.rt_slot = calloc(n.rt_cap, sizeof(*n.rt_slot))) == NULL)
 		return -1;
+	if (t->rt_one != NULL)
+		n.rt_slot[reqtab_home(&n, t->rt_one->r_id)] = t->rt_one;
 	for (i = 0; i < t->rt_cap; i++) {
 		if (t->rt_slot[i] == NULL)
 			continue;
@@ -63,6 +67,12 @@ reqtab_add(struct reqtab *t, struct evfcgi_req *r)
 {
 	size_t	 i;
 
+	/* One request in flight, the common case, needs no table. */
+	if (t->rt_cap == 0 && t->rt_n == 0) {
+		t->rt_one = r;
+		t->rt_n = 1;
+		return 0;
+	}
 	if ((t->rt_n + 1) * 2 > t->rt_cap && reqtab_grow(t) == -1)
 		return -1;
 	for (i = reqtab_home(t, r->r_id); t->rt_slot[i] != NULL;
@@ -78,8 +88,13 @@ reqtab_del(struct reqtab *t, struct evfcgi_req *r)
 {
 	size_t	 mask = t->rt_cap - 1, i, j, home;
 
-	if (t->rt_cap == 0)
+	if (t->rt_cap == 0) {
+		if (t->rt_one == r) {
+			t->rt_one = NULL;
+			t->rt_n = 0;
+		}
 		return;
+	}
 	for (i = reqtab_home(t, r->r_id); t->rt_slot[i] != r;
 	    i = (i + 1) & mask)
 		if (t->rt_slot[i] == NULL)
@@ -103,5 +118,5 @@ reqtab_free(struct reqtab *t)
 	free(t->rt_slot);
 	t->rt_slot = NULL;
 	t->rt_cap = 0;
-	t->rt_n = 0;
+	t->rt_n = 0;	t->rt_one = NULL;
 }

@@ -16,6 +16,8 @@ struct reqtab {
 	struct evfcgi_req	**rt_slot;	/* rt_cap entries, or NULL */
 	size_t			  rt_cap;	/* 0 or a power of two */
 	size_t			  rt_n;
+	struct evfcgi_req	 *rt_one;	/* the one request while
+						   rt_cap is 0 */
 };
 
 /* The request whose r_id is id, or NULL. */

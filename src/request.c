@@ -61,9 +61,9 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_keep = keep != 0;
 	r->r_state = REQ_PARAMS;
 	r->r_head = HEAD_NONE;
-	event_base_gettimeofday_cached(link->rl_base, &r->r_begun);
-	link->rl_st->requests_total++;
-	link->rl_st->requests_active++;
+	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_begun);
+	link->rl_env->re_st->requests_total++;
+	link->rl_env->re_st->requests_active++;
 	return r;
 }
 
@@ -74,7 +74,7 @@ req_new(struct req_link *link, uint16_t id, int keep)
 static int
 req_charge(struct evfcgi_req *r, size_t *what, size_t n)
 {
-	struct budget	*b = r->r_link->rl_input;
+	struct budget	*b = r->r_link->rl_env->re_input;
 
 	if (n == 0)
 		return 0;
@@ -89,7 +89,7 @@ req_charge(struct evfcgi_req *r, size_t *what, size_t n)
 static void
 req_uncharge(struct evfcgi_req *r, size_t *what)
 {
-	budget_add(r->r_link->rl_input, -(long long)*what);
+	budget_add(r->r_link->rl_env->re_input, -(long long)*what);
 	*what = 0;
 }
 
@@ -108,7 +108,7 @@ req_free(struct evfcgi_req *r)
 	req_uncharge(r, &r->r_charged_params);
 	req_uncharge(r, &r->r_charged_body);
 	if (r->r_state != REQ_DRAIN && r->r_state != REQ_DONE)
-		r->r_link->rl_st->requests_active--;
+		r->r_link->rl_env->re_st->requests_active--;
 	if (r->r_params != NULL)
 		evbuffer_free(r->r_params);
 	evbuffer_free(r->r_body);
@@ -139,7 +139,7 @@ req_set_state(struct evfcgi_req *r, enum req_state s)
 		log_debug("%s: request %u: %s -> %s", r->r_link->rl_peer,
 		    r->r_id, req_state_names[r->r_state], req_state_names[s]);
 	if (s == REQ_DRAIN || s == REQ_DONE)
-		r->r_link->rl_st->requests_active--;
+		r->r_link->rl_env->re_st->requests_active--;
 	r->r_state = s;
 	return 0;
 }
@@ -151,7 +151,7 @@ req_params_add(struct evfcgi_req *r, const void *p, size_t len)
 
 	if (r->r_reject != 0)
 		return 0;
-	if (have + len > r->r_link->rl_lim->max_params)
+	if (have + len > r->r_link->rl_env->re_lim->max_params)
 		r->r_reject = 431;
 	else if (req_charge(r, &r->r_charged_params, len) == -1)
 		r->r_reject = 503;
@@ -167,7 +167,7 @@ req_params_add(struct evfcgi_req *r, const void *p, size_t len)
 int
 req_params_end(struct evfcgi_req *r, const char **why)
 {
-	struct evfcgi_stats	*st = r->r_link->rl_st;
+	struct evfcgi_stats	*st = r->r_link->rl_env->re_st;
 	const char		*m;
 
 	if (req_set_state(r, REQ_STDIN) == -1) {
@@ -295,14 +295,14 @@ req_cgi_body(struct evfcgi_req *r)
 		evfcgi_respond_error(r, 400, "bad CONTENT_LENGTH");
 		return -1;
 	}
-	if (clen > r->r_link->rl_lim->max_body) {
-		r->r_link->rl_st->rejected++;
+	if (clen > r->r_link->rl_env->re_lim->max_body) {
+		r->r_link->rl_env->re_st->rejected++;
 		evfcgi_respond_error(r, 413, "request body above the limit");
 		return -1;
 	}
 	/* The whole body is charged now, so it never fails half-way. */
 	if (req_charge(r, &r->r_charged_body, (size_t)clen) == -1) {
-		r->r_link->rl_st->overloaded++;
+		r->r_link->rl_env->re_st->overloaded++;
 		evfcgi_respond_error(r, 503,
 		    "input held by all requests at its limit");
 		return -1;
@@ -315,15 +315,15 @@ req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 {
 	size_t	 have = evbuffer_get_length(r->r_body);
 
-	if (have + len > r->r_link->rl_lim->max_body) {
-		r->r_link->rl_st->rejected++;
+	if (have + len > r->r_link->rl_env->re_lim->max_body) {
+		r->r_link->rl_env->re_st->rejected++;
 		req_drop_body(r, 413, "request body above the limit");
 		return 0;
 	}
 	/* Beyond what was charged ahead (unknown length), charge as it comes. */
 	if (have + len > r->r_charged_body && req_charge(r, &r->r_charged_body,
 	    have + len - r->r_charged_body) == -1) {
-		r->r_link->rl_st->overloaded++;
+		r->r_link->rl_env->re_st->overloaded++;
 		req_drop_body(r, 503, "input held by all requests at its limit");
 		return 0;
 	}
@@ -336,7 +336,7 @@ req_dispatch(struct evfcgi_req *r, evfcgi_handler fn, void *arg, int full)
 	if (req_set_state(r, REQ_HANDLER) == -1)
 		return;
 	if (full) {
-		r->r_link->rl_st->overloaded++;
+		r->r_link->rl_env->re_st->overloaded++;
 		evfcgi_respond_error(r, 503, "output queues are full");
 	} else if (fn == NULL)
 		evfcgi_respond_error(r, 404, NULL);
@@ -397,7 +397,7 @@ req_out(struct evfcgi_req *r, int rc)
 
 	if (rc == -1 && !l->rl_broken) {
 		l->rl_broken = 1;
-		l->rl_ops->ro_failed(l->rl_owner,
+		l->rl_env->re_ops->ro_failed(l->rl_owner,
 		    "out of memory queueing output");
 	}
 	return rc;
@@ -437,13 +437,13 @@ evfcgi_body(struct evfcgi_req *r)
 struct evfcgi_server *
 evfcgi_req_server(struct evfcgi_req *r)
 {
-	return r->r_link->rl_srv;
+	return r->r_link->rl_env->re_srv;
 }
 
 struct event_base *
 evfcgi_req_base(struct evfcgi_req *r)
 {
-	return r->r_link->rl_base;
+	return r->r_link->rl_env->re_base;
 }
 
 int
@@ -530,7 +530,7 @@ evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
 		return;
 	r->r_producer = fn;
 	r->r_producer_arg = arg;
-	r->r_link->rl_ops->ro_produce(r, r->r_link->rl_owner);
+	r->r_link->rl_env->re_ops->ro_produce(r, r->r_link->rl_owner);
 }
 
 void
@@ -552,7 +552,7 @@ evfcgi_finish(struct evfcgi_req *r)
 		(void)req_out(r, fcgi_out_finish(l->rl_out, r->r_id));
 	(void)req_set_state(r, r->r_state == REQ_HANDLER ? REQ_DONE :
 	    REQ_DRAIN);
-	l->rl_ops->ro_done(r, l->rl_owner);
+	l->rl_env->re_ops->ro_done(r, l->rl_owner);
 }
 
 void

@@ -48,15 +48,20 @@ struct req_ops {
 	void	(*ro_failed)(void *owner, const char *why);
 };
 
+/* What all requests of a server share; owned by the layer above. */
+struct req_env {
+	struct event_base		*re_base;
+	struct evfcgi_server		*re_srv;	/* for the application */
+	const struct evfcgi_limits	*re_lim;
+	struct evfcgi_stats		*re_st;
+	struct budget			*re_input;	/* input held, all conns */
+	const struct req_ops		*re_ops;
+};
+
 /* What a connection lends all its requests; owned by the connection. */
 struct req_link {
 	struct evbuffer			*rl_out;
-	struct event_base		*rl_base;
-	struct evfcgi_server		*rl_srv;	/* for the application */
-	const struct evfcgi_limits	*rl_lim;
-	struct evfcgi_stats		*rl_st;
-	struct budget			*rl_input;	/* input held, all conns */
-	const struct req_ops		*rl_ops;
+	const struct req_env		*rl_env;
 	void				*rl_owner;
 	const char			*rl_peer;	/* for logs */
 	int				 rl_broken;	/* output failed */

@@ -85,7 +85,15 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		.ce_srv = srv,
 		.ce_route = server_route,
 		.ce_closed = server_conn_closed,
-		.ce_arg = srv
+		.ce_arg = srv,
+		.ce_req = {
+			.re_base = base,
+			.re_srv = srv,
+			.re_lim = &srv->srv_lim,
+			.re_st = &srv->srv_st,
+			.re_input = &srv->srv_input,
+			.re_ops = &conn_req_ops
+		}
 	};
 	srv->srv_backoff_ev = evtimer_new(base, server_backoffcb, srv);
 	srv->srv_drain_ev = evtimer_new(base, server_drain_deadlinecb, srv);
@@ -204,7 +212,7 @@ server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct evfcgi_server	*srv = arg;
-	char			 peer[64];
+	char			 peer[56];
 
 	(void)lev;
 	(void)salen;

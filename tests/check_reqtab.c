@@ -54,7 +54,7 @@ agree(const struct reqtab *t)
 
 START_TEST(empty_costs_nothing)
 {
-	struct reqtab	 t = { NULL, 0, 0 };
+	struct reqtab	 t = { NULL, 0, 0, NULL };
 
 	ck_assert_ptr_null(reqtab_find(&t, 1));
 	reqtab_del(&t, reqs[1]);
@@ -64,9 +64,29 @@ START_TEST(empty_costs_nothing)
 }
 END_TEST
 
+/* One request in flight takes no table; a second makes one. */
+START_TEST(one_request_no_table)
+{
+	struct reqtab	 t = { NULL, 0, 0, NULL };
+
+	ck_assert_int_eq(reqtab_add(&t, reqs[5]), 0);
+	in[5] = 1;
+	ck_assert_uint_eq(t.rt_cap, 0);
+	agree(&t);
+	ck_assert_int_eq(reqtab_add(&t, reqs[9]), 0);
+	in[9] = 1;
+	ck_assert_uint_gt(t.rt_cap, 0);
+	agree(&t);
+	reqtab_del(&t, reqs[5]);
+	in[5] = 0;
+	agree(&t);
+	reqtab_free(&t);
+}
+END_TEST
+
 START_TEST(every_id)
 {
-	struct reqtab	 t = { NULL, 0, 0 };
+	struct reqtab	 t = { NULL, 0, 0, NULL };
 	size_t		 i;
 
 	for (i = 1; i < NIDS; i++) {
@@ -86,7 +106,7 @@ END_TEST
 /* Random adds and deletes, checked against the reference as they go. */
 START_TEST(random_churn)
 {
-	struct reqtab	 t = { NULL, 0, 0 };
+	struct reqtab	 t = { NULL, 0, 0, NULL };
 	unsigned	 seed = 12345;
 	size_t		 step, id;
 
@@ -110,7 +130,7 @@ END_TEST
 
 START_TEST(delete_absent)
 {
-	struct reqtab	 t = { NULL, 0, 0 };
+	struct reqtab	 t = { NULL, 0, 0, NULL };
 
 	ck_assert_int_eq(reqtab_add(&t, reqs[7]), 0);
 	in[7] = 1;
@@ -129,6 +149,7 @@ reqtab_suite(void)
 	Suite	*s = suite_create("reqtab");
 
 	suite_add_case(s, "core", setup, teardown, 60, empty_costs_nothing,
+	    one_request_no_table,
 	    every_id, NULL);
 	suite_add_case(s, "partial", setup, teardown, 60, random_churn,
 	    NULL);

@@ -19,6 +19,7 @@
 /* What the fake connection was told. */
 static int			 n_done, n_produce, n_failed;
 static enum req_state		 done_state;
+static struct req_env		 fenv;
 static struct req_link		 flink;
 static struct evfcgi_limits	 lim;
 static struct evfcgi_stats	 st;
@@ -65,14 +66,16 @@ setup(void)
 	lim.max_body = 16;
 	memset(&st, 0, sizeof(st));
 	ck_assert_ptr_nonnull(base = event_base_new());
+	memset(&fenv, 0, sizeof(fenv));
 	memset(&flink, 0, sizeof(flink));
 	ck_assert_ptr_nonnull(flink.rl_out = evbuffer_new());
-	flink.rl_base = base;
-	flink.rl_lim = &lim;
-	flink.rl_st = &st;
+	fenv.re_base = base;
+	fenv.re_lim = &lim;
+	fenv.re_st = &st;
 	ck_assert_int_eq(budget_init(&input, base, 1 << 20), 0);
-	flink.rl_input = &input;
-	flink.rl_ops = &fake_ops;
+	fenv.re_input = &input;
+	fenv.re_ops = &fake_ops;
+	flink.rl_env = &fenv;
 	flink.rl_owner = &flink;
 	flink.rl_peer = "test";
 	n_done = n_produce = n_failed = handled = 0;
