@@ -3,6 +3,7 @@
  */
 #include <sys/types.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -39,6 +40,7 @@ struct config {
 	int			 level;
 	int			 use_syslog;
 	int			 workers;
+	const char		*backend;	/* NULL: libevent's choice */
 };
 
 /* How a flag's argument is read and where it goes. */
@@ -90,6 +92,7 @@ static const struct opt opts[] = {
 	{ "log-file", 0, K_STR, CFG(log_file), 0, 0 },
 	{ "syslog", 0, K_ON, CFG(use_syslog), 0, 0 },
 	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
+	{ "event-backend", 0, K_STR, CFG(backend), 0, 0 },
 	{ "verbose", 'v', K_VERBOSE, CFG(level), 0, 0 },
 	{ "quiet", 'q', K_QUIET, CFG(level), 0, 0 },
 	{ "help", 'h', K_HELP, 0, 0, 0 },
@@ -105,6 +108,8 @@ static int	parse_args(int, char **, struct config *);
 static struct evfcgi_server *setup(const struct config *,
 		    struct event_base **);
 static void	raise_nofile(size_t);
+static struct event_base *base_new(const char *);
+static void	select_limits(struct config *);
 static void	forward_signal(int);
 static pid_t	spawn_worker(struct evfcgi_server *, struct event_base *,
 		    const sigset_t *);
@@ -165,6 +170,9 @@ usage(FILE *f)
 "Processes:\n"
 "      --workers N           N processes, each its own loop, sharing the\n"
 "                            listeners; /status counts per process (1)\n"
+"      --event-backend NAME  the kernel interface of the loop: epoll,\n"
+"                            poll or select (libevent's choice: epoll);\n"
+"                            select caps --max-conns below FD_SETSIZE\n"
 "\n"
 "Logging and the rest:\n"
 "      --log-file PATH       append the log there (SIGHUP reopens it)\n"
@@ -346,6 +354,13 @@ parse_args(int argc, char **argv, struct config *cfg)
 		    "Try 'evfcgid --help'.\n", argv[optind]);
 		return 2;
 	}
+	if (cfg->backend != NULL && strcmp(cfg->backend, "epoll") != 0 &&
+	    strcmp(cfg->backend, "poll") != 0 &&
+	    strcmp(cfg->backend, "select") != 0) {
+		fprintf(stderr, "evfcgid: --event-backend: '%s' is not "
+		    "epoll, poll or select\n", cfg->backend);
+		return 2;
+	}
 	if (cfg->lim.low_water > cfg->lim.high_water) {
 		fprintf(stderr, "evfcgid: --low-water %zu is above "
 		    "--high-water %zu\n", cfg->lim.low_water,
@@ -353,6 +368,62 @@ parse_args(int argc, char **argv, struct config *cfg)
 		return 2;
 	}
 	return -1;
+}
+
+/*
+ * The event loop on the kernel interface named (NULL: libevent's choice),
+ * or NULL (logged) when this libevent cannot use it.
+ */
+static struct event_base *
+base_new(const char *backend)
+{
+	static const char *const methods[] = { "epoll", "poll", "select" };
+	struct event_config	*cfg;
+	struct event_base	*base;
+	size_t			 i;
+
+	if (backend == NULL)
+		return event_base_new();
+	if ((cfg = event_config_new()) == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strcmp(methods[i], backend) != 0)
+			(void)event_config_avoid_method(cfg, methods[i]);
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (base != NULL && strcmp(event_base_get_method(base), backend) != 0) {
+		log_warn("event backend %s asked, %s given",
+		    backend, event_base_get_method(base));
+		event_base_free(base);
+		base = NULL;
+	}
+	return base;
+}
+
+/*
+ * select() takes no descriptor at or above FD_SETSIZE (glibc's checked
+ * FD_SET aborts): cap --max-conns below it, and the descriptor limit at
+ * it, so that accept() meets EMFILE (and backs off) before such a
+ * descriptor exists.
+ */
+static void
+select_limits(struct config *cfg)
+{
+	struct rlimit	 rl;
+	size_t		 most = FD_SETSIZE - 64;
+
+	if (cfg->backend == NULL || strcmp(cfg->backend, "select") != 0)
+		return;
+	if (cfg->lim.max_conns > most) {
+		log_warn("--event-backend select: --max-conns %zu capped at "
+		    "%zu (descriptors must stay below FD_SETSIZE, %d)",
+		    cfg->lim.max_conns, most, FD_SETSIZE);
+		cfg->lim.max_conns = most;
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > FD_SETSIZE) {
+		rl.rlim_cur = FD_SETSIZE;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 /*
@@ -366,8 +437,9 @@ setup(const struct config *cfg, struct event_base **basep)
 	char			 err[256];
 	size_t			 i;
 
-	if ((*basep = event_base_new()) == NULL)
+	if ((*basep = base_new(cfg->backend)) == NULL)
 		fatal("cannot create the event loop");
+	log_info("event loop on %s", event_base_get_method(*basep));
 	if ((srv = evfcgi_server_new(*basep, &cfg->lim)) == NULL)
 		fatal("inconsistent limits");
 	if (app_register(srv, &cfg->app) == -1)
@@ -409,6 +481,7 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return 1;
 	}
+	select_limits(&cfg);
 	raise_nofile(cfg.lim.max_conns);
 	/* A write to a peer that has gone must not end the daemon. */
 	signal(SIGPIPE, SIG_IGN);
