@@ -42,20 +42,95 @@ static const unsigned req_steps[] = {
 	[REQ_DONE] = 0
 };
 
+/* Room for n bytes in b.  Returns 0, or -1 out of memory. */
+static int
+buf_reserve(struct req_buf *b, size_t n)
+{
+	size_t	 cap = b->b_cap > 0 ? b->b_cap : 256;
+	char	*p;
+
+	if (n <= b->b_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	if ((p = realloc(b->b_p, cap)) == NULL)
+		return -1;
+	b->b_p = p;
+	b->b_cap = cap;
+	return 0;
+}
+
+/* Empties b; lets its memory go when it is larger than keep. */
+static void
+buf_reset(struct req_buf *b, size_t keep)
+{
+	if (b->b_cap > keep) {
+		free(b->b_p);
+		b->b_p = NULL;
+		b->b_cap = 0;
+	}
+	b->b_len = 0;
+}
+
+/* A request from the pool, its buffers empty, the rest zeroed. */
+static struct evfcgi_req *
+req_from_pool(struct req_pool *pool)
+{
+	struct evfcgi_req	*r, keep;
+
+	if ((r = pool->rp_free) == NULL) {
+		if ((r = calloc(1, sizeof(*r))) == NULL)
+			return NULL;
+		if ((r->r_body = evbuffer_new()) == NULL) {
+			free(r);
+			return NULL;
+		}
+		return r;
+	}
+	pool->rp_free = r->r_next_free;
+	pool->rp_n--;
+	keep = *r;
+	memset(r, 0, sizeof(*r));
+	r->r_raw = keep.r_raw;
+	r->r_mem = keep.r_mem;
+	r->r_pathbuf = keep.r_pathbuf;
+	r->r_pv = keep.r_pv;
+	r->r_pvcap = keep.r_pvcap;
+	r->r_body = keep.r_body;
+	return r;
+}
+
+/* Frees r and everything it holds. */
+static void
+req_destroy(struct evfcgi_req *r)
+{
+	evbuffer_free(r->r_body);
+	free(r->r_raw.b_p);
+	free(r->r_mem.b_p);
+	free(r->r_pathbuf.b_p);
+	free(r->r_pv);
+	free(r);
+}
+
+void
+req_pool_fini(struct req_pool *pool)
+{
+	struct evfcgi_req	*r;
+
+	while ((r = pool->rp_free) != NULL) {
+		pool->rp_free = r->r_next_free;
+		req_destroy(r);
+	}
+	pool->rp_n = 0;
+}
+
 struct evfcgi_req *
 req_new(struct req_link *link, uint16_t id, int keep)
 {
 	struct evfcgi_req	*r;
 
-	if ((r = calloc(1, sizeof(*r))) == NULL)
+	if ((r = req_from_pool(link->rl_env->re_pool)) == NULL)
 		return NULL;
-	if ((r->r_params = evbuffer_new()) == NULL ||
-	    (r->r_body = evbuffer_new()) == NULL) {
-		if (r->r_params != NULL)
-			evbuffer_free(r->r_params);
-		free(r);
-		return NULL;
-	}
 	r->r_link = link;
 	r->r_id = id;
 	r->r_keep = keep != 0;
@@ -105,17 +180,29 @@ req_drop_body(struct evfcgi_req *r, int status, const char *why)
 void
 req_free(struct evfcgi_req *r)
 {
+	struct req_pool	*pool;
+
 	req_uncharge(r, &r->r_charged_params);
 	req_uncharge(r, &r->r_charged_body);
 	if (r->r_state != REQ_DRAIN && r->r_state != REQ_DONE)
 		r->r_link->rl_env->re_st->requests_active--;
-	if (r->r_params != NULL)
-		evbuffer_free(r->r_params);
-	evbuffer_free(r->r_body);
-	free(r->r_pv);
-	free(r->r_pvmem);
-	free(r->r_path);
-	free(r);
+	pool = r->r_link->rl_env->re_pool;
+	if (pool->rp_n >= REQ_POOL_MAX) {
+		req_destroy(r);
+		return;
+	}
+	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
+	buf_reset(&r->r_raw, REQ_KEEP);
+	buf_reset(&r->r_mem, REQ_KEEP);
+	buf_reset(&r->r_pathbuf, REQ_KEEP);
+	if (r->r_pvcap * sizeof(*r->r_pv) > REQ_KEEP) {
+		free(r->r_pv);
+		r->r_pv = NULL;
+		r->r_pvcap = 0;
+	}
+	r->r_next_free = pool->rp_free;
+	pool->rp_free = r;
+	pool->rp_n++;
 }
 
 void
@@ -147,7 +234,7 @@ req_set_state(struct evfcgi_req *r, enum req_state s)
 int
 req_params_add(struct evfcgi_req *r, const void *p, size_t len)
 {
-	size_t	 have = evbuffer_get_length(r->r_params);
+	size_t	 have = r->r_raw.b_len;
 
 	if (r->r_reject != 0)
 		return 0;
@@ -157,11 +244,15 @@ req_params_add(struct evfcgi_req *r, const void *p, size_t len)
 		r->r_reject = 503;
 	if (r->r_reject != 0) {
 		/* Keep reading to the end of PARAMS, then answer. */
-		evbuffer_drain(r->r_params, have);
+		r->r_raw.b_len = 0;
 		req_uncharge(r, &r->r_charged_params);
 		return 0;
 	}
-	return evbuffer_add(r->r_params, p, len);
+	if (buf_reserve(&r->r_raw, have + len) == -1)
+		return -1;
+	memcpy(r->r_raw.b_p + have, p, len);
+	r->r_raw.b_len += len;
+	return 0;
 }
 
 int
@@ -219,9 +310,8 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 	size_t		 len, off, n, memlen = 0;
 	ssize_t		 used;
 
-	len = evbuffer_get_length(r->r_params);
-	if ((p = evbuffer_pullup(r->r_params, -1)) == NULL && len > 0)
-		return 1;
+	len = r->r_raw.b_len;
+	p = (const uint8_t *)r->r_raw.b_p;
 	for (off = 0, n = 0; off < len; off += (size_t)used, n++) {
 		if ((used = fcgi_nv_parse(p + off, len - off, &nv)) <= 0) {
 			*why = "malformed name-value pair in PARAMS";
@@ -229,9 +319,16 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 		}
 		memlen += nv.name_len + nv.value_len + 2;
 	}
-	if ((r->r_pv = calloc(n + 1, sizeof(*r->r_pv))) == NULL ||
-	    (r->r_pvmem = mem = malloc(memlen + 1)) == NULL)
+	if (n + 1 > r->r_pvcap) {
+		free(r->r_pv);
+		r->r_pvcap = 0;
+		if ((r->r_pv = calloc(n + 1, sizeof(*r->r_pv))) == NULL)
+			return 1;
+		r->r_pvcap = n + 1;
+	}
+	if (buf_reserve(&r->r_mem, memlen + 1) == -1)
 		return 1;
+	mem = r->r_mem.b_p;
 	for (off = 0; off < len; off += (size_t)used) {
 		used = fcgi_nv_parse(p + off, len - off, &nv);
 		r->r_pv[r->r_npv].p_name = mem;
@@ -243,8 +340,7 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 		mem += nv.value_len;
 		*mem++ = '\0';
 	}
-	evbuffer_free(r->r_params);
-	r->r_params = NULL;
+	r->r_raw.b_len = 0;
 	return 0;
 }
 
@@ -255,20 +351,28 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 static int
 req_cgi_path(struct evfcgi_req *r)
 {
-	const char	*uri, *q, *sn, *pi;
+	const char	*uri, *q, *sn = "", *pi = "";
+	size_t		 a, b = 0;
 
 	if ((uri = evfcgi_param(r, "REQUEST_URI")) != NULL) {
 		q = strchr(uri, '?');
-		r->r_path = strndup(uri, q != NULL ? (size_t)(q - uri) :
-		    strlen(uri));
+		sn = uri;
+		a = q != NULL ? (size_t)(q - uri) : strlen(uri);
 	} else {
-		sn = evfcgi_param(r, "SCRIPT_NAME");
-		pi = evfcgi_param(r, "PATH_INFO");
-		if (asprintf(&r->r_path, "%s%s", sn != NULL ? sn : "",
-		    pi != NULL ? pi : "") == -1)
-			r->r_path = NULL;
+		if ((sn = evfcgi_param(r, "SCRIPT_NAME")) == NULL)
+			sn = "";
+		if ((pi = evfcgi_param(r, "PATH_INFO")) == NULL)
+			pi = "";
+		a = strlen(sn);
+		b = strlen(pi);
 	}
-	return r->r_path == NULL ? -1 : 0;
+	if (buf_reserve(&r->r_pathbuf, a + b + 1) == -1)
+		return -1;
+	memcpy(r->r_pathbuf.b_p, sn, a);
+	memcpy(r->r_pathbuf.b_p + a, pi, b);
+	r->r_pathbuf.b_p[a + b] = '\0';
+	r->r_path = r->r_pathbuf.b_p;
+	return 0;
 }
 
 /*

@@ -48,6 +48,28 @@ struct req_ops {
 	void	(*ro_failed)(void *owner, const char *why);
 };
 
+/* A byte buffer that keeps its room from one request to the next. */
+struct req_buf {
+	char	*b_p;
+	size_t	 b_len;
+	size_t	 b_cap;
+};
+
+/*
+ * Requests freed, kept with their buffers for the next ones, so that a
+ * request in steady state allocates nothing.  At most REQ_POOL_MAX of them,
+ * each keeping at most REQ_KEEP bytes a buffer.
+ */
+#define REQ_POOL_MAX	256
+#define REQ_KEEP	4096
+struct req_pool {
+	struct evfcgi_req	*rp_free;
+	size_t			 rp_n;
+};
+
+/* Frees the requests kept in pool. */
+void	req_pool_fini(struct req_pool *pool);
+
 /* What all requests of a server share; owned by the layer above. */
 struct req_env {
 	struct event_base		*re_base;
@@ -56,6 +78,7 @@ struct req_env {
 	struct evfcgi_stats		*re_st;
 	struct budget			*re_input;	/* input held, all conns */
 	const struct req_ops		*re_ops;
+	struct req_pool			*re_pool;
 };
 
 /* What a connection lends all its requests; owned by the connection. */
@@ -83,12 +106,17 @@ struct evfcgi_req {
 	int			 r_reject;	/* status to answer, 0: none */
 	size_t			 r_charged_params; /* of the global input */
 	size_t			 r_charged_body;	/* cap, held until freed */
-	struct evbuffer		*r_params;	/* raw PARAMS until complete */
-	struct param		*r_pv;		/* parsed, NUL-ended */
-	size_t			 r_npv;
-	char			*r_pvmem;
-	char			*r_path;
+	/* Kept when the request goes back to the pool: */
+	struct req_buf		 r_raw;		/* raw PARAMS */
+	struct req_buf		 r_mem;		/* the pairs, NUL-ended */
+	struct req_buf		 r_pathbuf;	/* what r_path points to */
+	struct param		*r_pv;		/* parsed, into r_mem */
+	size_t			 r_pvcap;
 	struct evbuffer		*r_body;
+	struct evfcgi_req	*r_next_free;	/* in the pool */
+	/* Set afresh for each request: */
+	size_t			 r_npv;
+	const char		*r_path;
 	evfcgi_producer		 r_producer;
 	void			*r_producer_arg;
 	evfcgi_abort_cb		 r_abort;

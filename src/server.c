@@ -92,7 +92,8 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 			.re_lim = &srv->srv_lim,
 			.re_st = &srv->srv_st,
 			.re_input = &srv->srv_input,
-			.re_ops = &conn_req_ops
+			.re_ops = &conn_req_ops,
+			.re_pool = &srv->srv_pool
 		}
 	};
 	srv->srv_backoff_ev = evtimer_new(base, server_backoffcb, srv);
@@ -135,6 +136,7 @@ evfcgi_server_free(struct evfcgi_server *srv)
 		event_free(srv->srv_drain_ev);
 	budget_fini(&srv->srv_budget);
 	budget_fini(&srv->srv_input);
+	req_pool_fini(&srv->srv_pool);
 	free(srv);
 }
 

@@ -36,6 +36,7 @@ struct evfcgi_server {
 	struct evfcgi_stats	 srv_st;
 	struct budget		 srv_budget;	/* the global output cap */
 	struct budget		 srv_input;	/* the global input cap */
+	struct req_pool		 srv_pool;	/* requests kept for reuse */
 	struct conn_env		 srv_env;	/* lent to every connection */
 	struct conn_list	 srv_conns;	/* every open connection */
 	struct listener		*srv_listeners;

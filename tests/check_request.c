@@ -20,6 +20,7 @@
 static int			 n_done, n_produce, n_failed;
 static enum req_state		 done_state;
 static struct req_env		 fenv;
+static struct req_pool		 fpool;
 static struct req_link		 flink;
 static struct evfcgi_limits	 lim;
 static struct evfcgi_stats	 st;
@@ -75,6 +76,7 @@ setup(void)
 	ck_assert_int_eq(budget_init(&input, base, 1 << 20), 0);
 	fenv.re_input = &input;
 	fenv.re_ops = &fake_ops;
+	fenv.re_pool = &fpool;
 	flink.rl_env = &fenv;
 	flink.rl_owner = &flink;
 	flink.rl_peer = "test";
@@ -88,6 +90,7 @@ teardown(void)
 	/* Whatever the requests held of input, they gave back. */
 	ck_assert_uint_eq(input.b_queued, 0);
 	budget_fini(&input);
+	req_pool_fini(&fpool);
 	event_base_free(base);
 }
 
