@@ -102,7 +102,8 @@ static size_t		 request_len;
 static struct kconn	*conns;
 
 /* Results. */
-static long long	 n_requests, n_ok, n_reconnects, n_rounds;
+static long long	 n_requests, n_ok, n_reconnects, n_rounds, n_cut;
+static int64_t		 hard_stop;	/* no reading after this (0: none) */
 static long long	 errs[ERR_NKINDS], n_errors;
 static uint64_t		 body_bytes;
 
@@ -121,7 +122,8 @@ usage(FILE *fp, int status)
 "\n"
 "  -c, --connections N  connections held (default %d)\n"
 "  -r, --rounds N       rounds (default %d)\n"
-"  -t, --time-limit S   start no round after S seconds (default: none)\n"
+"  -t, --time-limit S   start no round after S seconds, and stop reading\n"
+"                       answers --timeout seconds after that (default: none)\n"
 "      --timeout S      an answer with no byte for S seconds fails\n"
 "                       (timeout; default %d)\n"
 "  -q, --quiet          no summary\n"
@@ -133,6 +135,7 @@ usage(FILE *fp, int status)
 "Summary on stdout, one item a line:\n"
 "  connections: N, rounds: N (rounds run), requests: N (written)\n"
 "  responses: N         answers with status 200\n"
+"  cut: N               answers not read at the time limit\n"
 "  errors: N (KIND N, ...)\n"
 "                       connect, write, timeout, closed, malformed, status\n"
 "  reconnects: N        connections dialled again\n"
@@ -273,16 +276,24 @@ run(void)
 		conns[i].k_fd = -1;
 	if (kc_dial(&conns[0]) == -1)
 		return EXIT_ERRORS;	/* nothing listens: say so once */
-	if (opt_limit > 0)
+	if (opt_limit > 0) {
 		deadline = now_us() + (int64_t)(opt_limit * 1e6);
+		hard_stop = deadline + (int64_t)(opt_timeout * 1e6);
+	}
 	for (n_rounds = 0; n_rounds < opt_rounds; n_rounds++) {
 		if (deadline > 0 && now_us() >= deadline)
 			break;
 		for (i = 0; i < opt_conns; i++)
 			kc_send(&conns[i]);
-		for (i = 0; i < opt_conns; i++)
-			if (conns[i].k_sent)
+		for (i = 0; i < opt_conns; i++) {
+			if (!conns[i].k_sent)
+				continue;
+			if (hard_stop > 0 && now_us() >= hard_stop) {
+				n_cut++;	/* stuck past the limit: not waited for */
+				kc_close(&conns[i]);
+			} else
 				kc_answer(&conns[i]);
+		}
 	}
 	for (i = 0; i < opt_conns; i++)
 		kc_close(&conns[i]);
@@ -446,8 +457,8 @@ report(int64_t us)
 	if (opt_quiet)
 		return;
 	printf("connections: %lld\nrounds: %lld\nrequests: %lld\n"
-	    "responses: %lld\nerrors: %lld", opt_conns, n_rounds, n_requests,
-	    n_ok, n_errors);
+	    "responses: %lld\ncut: %lld\nerrors: %lld", opt_conns, n_rounds,
+	    n_requests, n_ok, n_cut, n_errors);
 	for (i = 0; i < ERR_NKINDS; i++) {
 		if (errs[i] == 0)
 			continue;
