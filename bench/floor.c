@@ -361,8 +361,7 @@ conn_readable(int ep, struct conn *c)
 			return;
 		}
 	}
-	if (c->c_outlen > c->c_outoff && !(c->c_events & EPOLLOUT) &&
-	    conn_flush(c) == -1) {
+	if (c->c_outlen > c->c_outoff && conn_flush(c) == -1) {
 		conn_close(ep, c);
 		return;
 	}
