@@ -31,7 +31,8 @@ fcgi_load() { capture "$F" "$@"; }
 key() { awk -v k="$1: " 'index($0, k) == 1 { print substr($0, length(k) + 1) }' <<<"$OUT"; }
 # all_ok N: fcgi_load answered N requests, all 200, no error.
 all_ok() {
-	local got="$(key requests) $(key 'status 200') $(key errors) $RC"
+	local got
+	got="$(key requests) $(key 'status 200') $(key errors) $RC"
 	[ "$got" = "$1 $1 0 0" ] && return 0
 	echo "# expected '$1 $1 0 0', got '$got'" >&2
 	sed 's/^/#   /' <<<"$OUT$ERR" | head -n 12 >&2
