@@ -31,7 +31,7 @@ CHECK_SRCS = $(wildcard tests/check_*.c)
 CHECKS = $(patsubst tests/%.c,tests/bin/%,$(CHECK_SRCS))
 CHECKS_ASAN = $(CHECKS:=.asan)
 
-all: src/evfcgid src/libevfcgi.a $(TOOLS) tests/bin/freeport
+all: src/evfcgid src/libevfcgi.a $(TOOLS) tests/bin/freeport bench/floor
 
 # Made on demand; a rerun keeps the flags the user gave ./configure.
 config.mk: configure.ac config.mk.in .deps-done
@@ -87,6 +87,12 @@ tools/%: tools/%.c tools/libtools.a src/libevfcgi.a $(HEADERS) $(TOOL_HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< tools/libtools.a \
 		src/libevfcgi.a $(LDFLAGS) $(LIBEVENT_LIBS) -lm
 
+# The machine's floor for make bench (bench/README-section.md): a bare
+# epoll responder on the codec and the address parser alone, no libevent.
+bench/floor: bench/floor.c src/fcgi_proto.o src/listen.o $(HEADERS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/floor.c src/fcgi_proto.o \
+		src/listen.o $(LDFLAGS)
+
 tests/bin/freeport: tests/freeport.c
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
@@ -136,7 +142,14 @@ check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
 valgrind: all
 	bash tests/test_valgrind.sh
 
+# Every backend beside the machine's floor (bench/run: about 10 minutes;
+# BENCH_ARGS=--quick for a look in two and a half; results in bench/out),
+# then the slow-reader claim as a number.  The peers (Go, PHP-FPM) are
+# installed here if they can be, and skipped if not.
 bench: all
+	sh scripts/install-deps bench || \
+		echo "bench: the peers could not be installed; they are skipped"
+	bash bench/run $(BENCH_ARGS)
 	bash tests/bench-slow-reader
 
 experiment: all
@@ -154,8 +167,8 @@ demo: all
 
 clean:
 	rm -f src/*.o src/*.a src/evfcgid $(TOOLS) tools/*.o tools/*.a \
-		fuzz/fuzz_conn
-	rm -rf src/asan tools/asan tests/bin tests/out
+		fuzz/fuzz_conn bench/floor
+	rm -rf src/asan tools/asan tests/bin tests/out bench/out
 
 distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \

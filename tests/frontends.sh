@@ -99,11 +99,13 @@ fe_rewrite() {
 #   keepalive=N  upstream keepalive N (0 removes it: a connection per request)
 #   send_timeout=T  nginx send_timeout T (e.g. 3s) instead of the example's
 #   errlog=LEVEL the error log's level (warn; info logs client timeouts)
+#   script_filename=PATH  also pass SCRIPT_FILENAME PATH (PHP-FPM finds its
+#                script by it; evfcgid ignores it): make bench's peers
 # Returns non-zero, saying why, on an unknown variant or a changed example.
 nginx_conf() {
 	local dir=$1 port=$2 backends=$3 v b rules params
 	local buffering="fastcgi_buffering off;" listen="sndbuf=64k" workers="" keepalive="" list
-	local send_timeout="" errlog=warn
+	local send_timeout="" errlog=warn script=""
 	shift 3
 	for v in "$@"; do
 		case $v in
@@ -114,6 +116,7 @@ nginx_conf() {
 		keepalive=*) keepalive=${v#keepalive=} ;;
 		send_timeout=*) send_timeout=${v#send_timeout=} ;;
 		errlog=*) errlog=${v#errlog=} ;;
+		script_filename=*) script=${v#script_filename=} ;;
 		*) echo "nginx_conf: unknown variant '$v'" >&2; return 2 ;;
 		esac
 	done
@@ -137,6 +140,8 @@ nginx_conf() {
 		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=64k;" "listen 127.0.0.1:$port${listen:+ $listen};"
 		printf '%s\t%s\n' "server 127.0.0.1:9000" "$servers"
 		printf '%s\t%s\n' "fastcgi_buffering off;" "$buffering"
+		[ -n "$script" ] && printf '%s\t%s\n' "fastcgi_param SCRIPT_NAME " \
+			"fastcgi_param SCRIPT_NAME       \$fastcgi_script_name;\\nfastcgi_param SCRIPT_FILENAME   $script;"
 		[ -n "$send_timeout" ] && printf '%s\t%s\n' "send_timeout 300s;" "send_timeout $send_timeout;"
 		[ -n "$workers" ] && printf '%s\t%s\n' "worker_processes auto;" "worker_processes $workers;"
 		if [ "$keepalive" = 0 ]; then

@@ -1,0 +1,3 @@
+module evfcgid/bench/go
+
+go 1.19
