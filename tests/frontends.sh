@@ -142,7 +142,7 @@ nginx_conf() {
 		printf '%s\t%s\n' "fastcgi_buffering off;" "$buffering"
 		[ -n "$script" ] && printf '%s\t%s\n' "fastcgi_param SCRIPT_NAME " \
 			"fastcgi_param SCRIPT_NAME       \$fastcgi_script_name;\\nfastcgi_param SCRIPT_FILENAME   $script;"
-		[ -n "$send_timeout" ] && printf '%s\t%s\n' "send_timeout 300s;" "send_timeout $send_timeout;"
+		[ -n "$send_timeout" ] && printf '%s\t%s\n' "send_timeout " "send_timeout $send_timeout;"
 		[ -n "$workers" ] && printf '%s\t%s\n' "worker_processes auto;" "worker_processes $workers;"
 		if [ "$keepalive" = 0 ]; then
 			printf '%s\t%s\n' "keepalive 32;" ""
