@@ -51,6 +51,7 @@ static void	conn_writecb(evutil_socket_t, short, void *);
 static void	conn_flush(struct conn *);
 static void	conn_low_mark(struct conn *);
 static void	conn_write_timeout(struct conn *);
+static int	conn_idle_due(struct conn *);
 static void	conn_timeoutcb(evutil_socket_t, short, void *);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
@@ -286,6 +287,7 @@ conn_fail(void *arg, const char *why)
 	event_del(&c->c_wev);
 	c->c_writing = 0;
 	c->c_timer_kind = TIMER_FAIL;
+	c->c_idle_lazy = 0;
 	evtimer_add(&c->c_timer, &now);
 }
 
@@ -549,15 +551,55 @@ conn_timer_update(struct conn *c)
 		}
 	}
 	c->c_timer_kind = want;
-	if (want == TIMER_NONE) {
-		evtimer_del(&c->c_timer);
+	/*
+	 * The idle timer is lazy: a kept connection goes idle and busy once a
+	 * request, and re-arming the timer each time cost more than the rest of
+	 * its bookkeeping.  It stays pending at the first deadline and is
+	 * checked against c_idle_from when it fires.
+	 */
+	if (want == TIMER_IDLE) {
+		c->c_idle_from = now;
+		if (c->c_idle_lazy)
+			return;
+		c->c_idle_lazy = 1;
+		timerclear(&tv);
+		tv.tv_sec = lim->idle_timeout;
+		evtimer_add(&c->c_timer, &tv);
 		return;
 	}
+	if (want == TIMER_NONE) {
+		if (!c->c_idle_lazy)
+			evtimer_del(&c->c_timer);
+		return;
+	}
+	c->c_idle_lazy = 0;
 	if (timercmp(&due, &now, >))
 		timersub(&due, &now, &tv);
 	else
 		timerclear(&tv);
 	evtimer_add(&c->c_timer, &tv);
+}
+
+/*
+ * A lazy idle timer fired: returns 1 when the idle timeout is really due,
+ * 0 when it was re-armed for the rest or the connection is no longer idle.
+ */
+static int
+conn_idle_due(struct conn *c)
+{
+	struct timeval	 now, due, tv = { c->c_env->ce_lim->idle_timeout, 0 };
+
+	c->c_idle_lazy = 0;
+	if (c->c_timer_kind != TIMER_IDLE)
+		return 0;
+	event_base_gettimeofday_cached(c->c_env->ce_base, &now);
+	timeradd(&c->c_idle_from, &tv, &due);
+	if (!timercmp(&due, &now, >))
+		return 1;
+	timersub(&due, &now, &tv);
+	c->c_idle_lazy = 1;
+	evtimer_add(&c->c_timer, &tv);
+	return 0;
 }
 
 static void
@@ -567,6 +609,8 @@ conn_timeoutcb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (c->c_idle_lazy && !conn_idle_due(c))
+		return;
 	conn_enter(c);
 	if (c->c_timer_kind == TIMER_FAIL)
 		conn_error(c, c->c_fail_why);

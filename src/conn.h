@@ -92,8 +92,12 @@ struct conn {
 	unsigned		 c_eof:1;	/* the peer sends no more */
 	unsigned		 c_partial:1;	/* input ends inside a record */
 	unsigned		 c_stuck:2;	/* write timer ran without a write */
+	unsigned		 c_idle_lazy:1;	/* c_timer pending for an idle
+						   deadline at or before the
+						   real one (checked on fire) */
 	int			 c_outq;	/* kernel send queue seen then */
 	struct timeval		 c_partial_since; /* its first byte came */
+	struct timeval		 c_idle_from;	/* the idle countdown began */
 	int			 c_in_cb;	/* inside one of our callbacks */
 	enum conn_timer		 c_timer_kind;
 	struct event		 c_timer;

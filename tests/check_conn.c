@@ -1219,6 +1219,31 @@ START_TEST(idle_timeout_closes)
 }
 END_TEST
 
+/*
+ * The idle timer is lazy (armed once, checked when it fires): a request
+ * 0.7 s into a 1 s idle timeout must restart the countdown, so the
+ * connection is open at 1.4 s and closed by 1.7 s + 1 s.
+ */
+START_TEST(idle_timeout_restarts_on_activity)
+{
+	struct peer	*p;
+
+	lim.idle_timeout = 1;
+	start();
+	p = peer_new();
+	send_request(p, 1, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
+	run_for(0.7);
+	send_request(p, 2, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[2].ended, 2));
+	run_for(0.7);
+	ck_assert(!p->eof);
+	ck_assert(RUN_UNTIL(p, p->eof, 2));
+	ck_assert_uint_eq(stats().closed_on_error, 0);
+	peer_free(p);
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -1239,7 +1264,8 @@ conn_suite(void)
 	    bad_version_closes_one_conn, params_too_large_431,
 	    body_too_large_413, header_timeout_closes,
 	    header_timeout_per_request, write_timeout_closes,
-	    idle_timeout_closes, trickled_record_times_out,
+	    idle_timeout_closes, idle_timeout_restarts_on_activity,
+	    trickled_record_times_out,
 	    slow_reader_not_cut, NULL);
 	tcase_add_loop_test(tc, malformed_closes, 0, NMALFORMED);
 	return s;
