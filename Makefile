@@ -2,7 +2,11 @@
 # A fresh clone needs no manual step: config.mk is made on demand, after
 # scripts/install-deps has installed the Debian packages that are missing.
 
+# clean and distclean need no configuration (a package build cleans a
+# fresh tree first).
+ifneq ($(filter-out clean distclean,$(or $(MAKECMDGOALS),all)),)
 include config.mk
+endif
 -include config.local.mk
 
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -158,6 +162,10 @@ fuzz: fuzz/fuzz_conn
 check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
 	sh tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
+# The Check suites alone, no processes started: debian/rules runs them.
+check-unit: $(CHECKS)
+	for t in $(CHECKS); do CK_FORK=yes $$t || exit 1; done
+
 # The integration smoke under valgrind's memcheck (also part of make check).
 valgrind: all
 	bash tests/test_valgrind.sh
@@ -272,5 +280,5 @@ distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
 		aclocal.m4 config.h.in .deps-done
 
-.PHONY: all deps check valgrind bench experiment soak demo fuzz install \
+.PHONY: all deps check check-unit valgrind bench experiment soak demo fuzz install \
 	uninstall clean distclean

@@ -35,7 +35,7 @@ flags_of() {
 documents() {
 	local page=$1 prog=$2 f missing="" n=0
 	"$prog" --help >"$T/help" 2>&1
-	mandoc -T ascii "$TOP/$page" | col -b >"$T/page"
+	mandoc -T ascii "$TOP/$page" | sed "s/.\x08//g" >"$T/page"
 	for f in $(flags_of "$T/help"); do
 		n=$((n + 1))
 		grep -qE -- "(^|[^A-Za-z-])$f([^A-Za-z-]|\$)" "$T/page" ||
