@@ -2,7 +2,11 @@
 # A fresh clone needs no manual step: config.mk is made on demand, after
 # scripts/install-deps has installed the Debian packages that are missing.
 
+# clean and distclean need no configuration (a package build cleans a
+# fresh tree first).
+ifneq ($(filter-out clean distclean,$(or $(MAKECMDGOALS),all)),)
 include config.mk
+endif
 -include config.local.mk
 
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -18,6 +22,7 @@ DAEMON_OBJS = src/app.o src/main.o
 LIB_SRCS = $(filter-out src/app.c src/main.c,$(wildcard src/*.c))
 LIB_OBJS = $(LIB_SRCS:.c=.o)
 LIB_OBJS_ASAN = $(patsubst src/%.c,src/asan/%.o,$(LIB_SRCS))
+LIB_OBJS_PIC = $(patsubst src/%.c,src/pic/%.o,$(LIB_SRCS))
 HEADERS = $(wildcard src/*.h) config.h
 
 # tools/*.c are programs, except the modules they share (those with a .h).
@@ -31,7 +36,14 @@ CHECK_SRCS = $(wildcard tests/check_*.c)
 CHECKS = $(patsubst tests/%.c,tests/bin/%,$(CHECK_SRCS))
 CHECKS_ASAN = $(CHECKS:=.asan)
 
-all: src/evfcgid src/libevfcgi.a $(TOOLS) tests/bin/freeport bench/floor
+# The shared library: its own ABI version (not the package's), the soname
+# carries the major; only evfcgi_* is exported (src/libevfcgi.map).
+SO_MAJOR = 0
+SO_VERSION = $(SO_MAJOR).1.0
+SHLIB = src/libevfcgi.so.$(SO_VERSION)
+
+all: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) tests/bin/freeport \
+	bench/floor
 
 # Made on demand; a rerun keeps the flags the user gave ./configure.
 config.mk: configure.ac config.mk.in .deps-done
@@ -53,6 +65,10 @@ src/asan/%.o: src/%.c $(HEADERS)
 	@mkdir -p src/asan
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
 
+src/pic/%.o: src/%.c $(HEADERS)
+	@mkdir -p src/pic
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
 tools/asan/%.o: tools/%.c $(HEADERS) $(TOOL_HEADERS)
 	@mkdir -p tools/asan
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
@@ -62,6 +78,14 @@ $(TOOL_LIB_OBJS): $(TOOL_HEADERS)
 src/libevfcgi.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
+
+# -z defs: the library must not lean on symbols of the daemon (app, main).
+$(SHLIB): $(LIB_OBJS_PIC) src/libevfcgi.map
+	$(CC) -shared -Wl,-soname,libevfcgi.so.$(SO_MAJOR) \
+		-Wl,--version-script=src/libevfcgi.map -Wl,-z,defs $(LDFLAGS) \
+		-o $@ $(LIB_OBJS_PIC) $(LIBEVENT_LIBS)
+	ln -sf libevfcgi.so.$(SO_VERSION) src/libevfcgi.so.$(SO_MAJOR)
+	ln -sf libevfcgi.so.$(SO_MAJOR) src/libevfcgi.so
 
 src/asan/libevfcgi.a: $(LIB_OBJS_ASAN)
 	rm -f $@
@@ -138,6 +162,10 @@ fuzz: fuzz/fuzz_conn
 check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
 	sh tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
+# The Check suites alone, no processes started: debian/rules runs them.
+check-unit: $(CHECKS)
+	for t in $(CHECKS); do CK_FORK=yes $$t || exit 1; done
+
 # The integration smoke under valgrind's memcheck (also part of make check).
 valgrind: all
 	bash tests/test_valgrind.sh
@@ -167,13 +195,92 @@ soak: all fuzz/fuzz_conn
 demo: all
 	bash scripts/demo
 
+# --- Installing ------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=stage]; every directory can be
+# set on its own (debian/rules sets LIBDIR to the multiarch one).  The
+# units' ExecStart follows SBINDIR.
+PREFIX = /usr/local
+BINDIR = $(PREFIX)/bin
+SBINDIR = $(PREFIX)/sbin
+LIBDIR = $(PREFIX)/lib
+INCLUDEDIR = $(PREFIX)/include
+MANDIR = $(PREFIX)/share/man
+PKGCONFIGDIR = $(LIBDIR)/pkgconfig
+SYSTEMDUNITDIR = $(PREFIX)/lib/systemd/system
+INSTALL = install
+
+# The tools a user runs against a server; blocking_fcgid (the control
+# group, meant to stall), kept_rounds (make bench's client) and
+# slow-client-experiment (needs the source tree) stay in the tree.
+INSTALL_TOOLS = http_get http_load fcgi_load
+MAN1 = $(INSTALL_TOOLS:%=man/%.1)
+MAN3 = man/evfcgi.3
+MAN8 = man/evfcgid.8
+UNITS = systemd/evfcgid.service systemd/evfcgid.socket
+
+evfcgi.pc: evfcgi.pc.in config.mk
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		evfcgi.pc.in >$@
+
+# Always remade: PREFIX and LIBDIR may differ from the last run.
+.PHONY: evfcgi.pc
+
+install: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
+	$(INSTALL) -m 755 src/evfcgid $(DESTDIR)$(SBINDIR)/evfcgid
+	for t in $(INSTALL_TOOLS); do \
+		$(INSTALL) -m 755 tools/$$t $(DESTDIR)$(BINDIR)/$$t || exit 1; \
+	done
+	$(INSTALL) -m 644 src/libevfcgi.a $(DESTDIR)$(LIBDIR)/libevfcgi.a
+	$(INSTALL) -m 644 $(SHLIB) $(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_VERSION)
+	ln -sf libevfcgi.so.$(SO_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_MAJOR)
+	ln -sf libevfcgi.so.$(SO_MAJOR) $(DESTDIR)$(LIBDIR)/libevfcgi.so
+	$(INSTALL) -m 644 src/evfcgi.h $(DESTDIR)$(INCLUDEDIR)/evfcgi.h
+	$(INSTALL) -m 644 evfcgi.pc $(DESTDIR)$(PKGCONFIGDIR)/evfcgi.pc
+	$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3
+	$(INSTALL) -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8
+	for f in $$(sed -n 's/^\.Nm \(evfcgi_[a-z_]*\).*/\1/p' $(MAN3)); do \
+		ln -sf evfcgi.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
+	for u in $(UNITS); do \
+		sed 's|/usr/sbin/evfcgid|$(SBINDIR)/evfcgid|' $$u \
+			>$(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/} && \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/} || \
+		exit 1; \
+	done
+
+# Removes what install put there (the directories stay).
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/evfcgid
+	for t in $(INSTALL_TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	rm -f $(DESTDIR)$(LIBDIR)/libevfcgi.a \
+		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_MAJOR) \
+		$(DESTDIR)$(LIBDIR)/libevfcgi.so \
+		$(DESTDIR)$(INCLUDEDIR)/evfcgi.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/evfcgi.pc
+	for m in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${m#man/}; done
+	rm -f $(DESTDIR)$(MANDIR)/man3/evfcgi.3 $(DESTDIR)$(MANDIR)/man8/evfcgid.8
+	for f in $$(sed -n 's/^\.Nm \(evfcgi_[a-z_]*\).*/\1/p' $(MAN3)); do \
+		rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; \
+	done
+	for u in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/}; done
+
 clean:
-	rm -f src/*.o src/*.a src/evfcgid $(TOOLS) tools/*.o tools/*.a \
-		fuzz/fuzz_conn bench/floor
-	rm -rf src/asan tools/asan tests/bin tests/out bench/out
+	rm -f src/*.o src/*.a src/libevfcgi.so* src/evfcgid $(TOOLS) \
+		tools/*.o tools/*.a fuzz/fuzz_conn bench/floor evfcgi.pc
+	rm -rf src/asan src/pic tools/asan tests/bin tests/out bench/out
 
 distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
 		aclocal.m4 config.h.in .deps-done
 
-.PHONY: all deps check valgrind bench experiment soak demo fuzz clean distclean
+.PHONY: all deps check check-unit valgrind bench experiment soak demo fuzz install \
+	uninstall clean distclean
