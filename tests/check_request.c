@@ -52,10 +52,21 @@ fake_failed(void *owner, const char *why)
 	n_failed++;
 }
 
+static int			 n_resume;
+
+static void
+fake_resume(struct evfcgi_req *r, void *owner)
+{
+	(void)r;
+	ck_assert_ptr_eq(owner, &flink);
+	n_resume++;
+}
+
 static const struct req_ops fake_ops = {
 	.ro_done = fake_done,
 	.ro_produce = fake_produce,
-	.ro_failed = fake_failed
+	.ro_failed = fake_failed,
+	.ro_resume = fake_resume
 };
 
 static void
@@ -80,7 +91,7 @@ setup(void)
 	flink.rl_env = &fenv;
 	flink.rl_owner = &flink;
 	flink.rl_peer = "test";
-	n_done = n_produce = n_failed = handled = 0;
+	n_done = n_produce = n_failed = handled = n_resume = 0;
 }
 
 static void
@@ -117,7 +128,18 @@ req_with(const char *const *nv)
 	if (len > 0)
 		ck_assert_int_eq(req_params_add(r, buf, len), 0);
 	ck_assert_int_eq(req_params_end(r, &why), 0);
+	if (r->r_state == REQ_STDIN)
+		req_route(r, &(struct req_route){ NULL, NULL, 0, NULL }, 0);
 	return r;
+}
+
+/* Hands r to fn as its route would have (fn NULL: none). */
+static void
+dispatch(struct evfcgi_req *r, evfcgi_handler fn, void *arg, int full)
+{
+	r->r_fn = fn;
+	r->r_fn_arg = arg;
+	req_dispatch(r, full);
 }
 
 /* The STDOUT bytes in the output, NUL-ended (static). */
@@ -163,7 +185,7 @@ START_TEST(lifecycle_to_done)
 	ck_assert_int_eq(r->r_state, REQ_STDIN);
 	ck_assert_uint_eq(st.requests_total, 1);
 	ck_assert_uint_eq(st.requests_active, 1);
-	req_dispatch(r, handler, &handled, 0);
+	dispatch(r, handler, &handled, 0);
 	ck_assert_int_eq(handled, 1);
 	ck_assert_int_eq(n_done, 1);
 	ck_assert_int_eq(done_state, REQ_DONE);
@@ -214,7 +236,7 @@ START_TEST(steps_refused)
 	ck_assert_int_eq(req_set_state(r, REQ_PARAMS), -1);
 	ck_assert_int_eq(req_set_state(r, REQ_DONE), -1);
 	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
-	ck_assert_int_eq(req_set_state(r, REQ_DRAIN), -1);
+	ck_assert_int_eq(req_set_state(r, REQ_PARAMS), -1);
 	ck_assert_int_eq(req_set_state(r, REQ_STDIN), -1);
 	ck_assert_int_eq(req_set_state(r, REQ_DONE), 0);
 	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), -1);
@@ -254,7 +276,7 @@ START_TEST(engine_answers)
 	static const char *const nv[] = { NULL };
 	struct evfcgi_req	*r = req_with(nv);
 
-	req_dispatch(r, NULL, NULL, 0);
+	dispatch(r, NULL, NULL, 0);
 	ck_assert_str_eq(stdout_text(), "Status: 404 Not Found\r\n"
 	    "Content-Type: text/plain\r\nContent-Length: 14\r\n\r\n"
 	    "404 Not Found\n");
@@ -262,7 +284,7 @@ START_TEST(engine_answers)
 	req_free(r);
 	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
 	r = req_with(nv);
-	req_dispatch(r, handler, &handled, 1);
+	dispatch(r, handler, &handled, 1);
 	ck_assert_int_eq(handled, 0);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 503 "));
 	ck_assert_uint_eq(st.overloaded, 1);
