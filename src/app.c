@@ -3,6 +3,8 @@
  * drains: /big and /size queue slices of one shared buffer by reference,
  * /stream copies fresh chunks, /echo moves the request body across.  So a
  * slow reader holds at most a watermark of its response in memory.
+ * /upload takes its body as it arrives (a streamed route), so an upload of
+ * any size holds a watermark too; /redirect shows header lines.
  */
 #include <sys/types.h>
 
@@ -29,6 +31,12 @@ struct body {
 	uint64_t	b_total;
 };
 
+/* What /upload has seen: POSIX cksum's CRC so far, and the length. */
+struct upload {
+	uint32_t	u_crc;
+	uint64_t	u_len;
+};
+
 struct sleeper {
 	struct event		*s_ev;
 	struct evfcgi_req	*s_req;
@@ -42,6 +50,11 @@ static void	route_stream(struct evfcgi_req *, void *);
 static void	route_echo(struct evfcgi_req *, void *);
 static void	route_sleep(struct evfcgi_req *, void *);
 static void	route_status(struct evfcgi_req *, void *);
+static void	route_redirect(struct evfcgi_req *, void *);
+static void	route_upload(struct evfcgi_req *, void *);
+static void	upload_body(struct evfcgi_req *, struct evbuffer *, int, void *);
+static void	upload_abort(struct evfcgi_req *, void *);
+static uint32_t	cksum_add(uint32_t, const uint8_t *, size_t);
 static int	produce_shared(struct evfcgi_req *, size_t, void *);
 static int	produce_stream(struct evfcgi_req *, size_t, void *);
 static int	produce_echo(struct evfcgi_req *, size_t, void *);
@@ -56,16 +69,24 @@ static void	send_pattern(struct evfcgi_req *, uint64_t, evfcgi_producer);
  * starting anywhere in the period is one contiguous run of this buffer.
  */
 static uint8_t			pattern[FCGI_MAX_ALIGNED + PATTERN_PERIOD];
+static uint32_t			crc_table[256];
 static struct app_config	app_cfg;
 static time_t			app_started;
 
 int
 app_register(struct evfcgi_server *srv, const struct app_config *cfg)
 {
-	size_t	 i;
+	uint32_t	 c;
+	size_t		 i, k;
 
 	for (i = 0; i < sizeof(pattern); i++)
 		pattern[i] = (uint8_t)APP_PATTERN_LINE[i % PATTERN_PERIOD];
+	/* cksum's CRC-32: polynomial 0x04C11DB7, most significant bit first. */
+	for (i = 0; i < 256; i++) {
+		for (c = (uint32_t)i << 24, k = 0; k < 8; k++)
+			c = c & 0x80000000u ? c << 1 ^ 0x04C11DB7u : c << 1;
+		crc_table[i] = c;
+	}
 	app_cfg = *cfg;
 	app_started = time(NULL);
 	if (evfcgi_route(srv, "/hello", route_hello, NULL) == -1 ||
@@ -74,7 +95,11 @@ app_register(struct evfcgi_server *srv, const struct app_config *cfg)
 	    evfcgi_route(srv, "/stream", route_stream, NULL) == -1 ||
 	    evfcgi_route(srv, "/echo", route_echo, NULL) == -1 ||
 	    evfcgi_route(srv, "/sleep", route_sleep, NULL) == -1 ||
-	    evfcgi_route(srv, "/status", route_status, NULL) == -1)
+	    evfcgi_route(srv, "/status", route_status, NULL) == -1 ||
+	    evfcgi_route_methods(srv, "/redirect", "GET", route_redirect,
+	    NULL) == -1 ||
+	    evfcgi_route_ex(srv, "/upload", EVFCGI_ROUTE_STREAM, "POST,PUT",
+	    route_upload, NULL) == -1)
 		return -1;
 	return 0;
 }
@@ -328,4 +353,86 @@ route_status(struct evfcgi_req *req, void *arg)
 	    lim->sndbuf, lim->header_timeout, lim->idle_timeout,
 	    lim->write_timeout, lim->drain_timeout);
 	evfcgi_respond(req, 200, "application/json", buf, (size_t)n);
+}
+
+/* 302 to /hello, with two cookies: header lines of one name, in order. */
+static void
+route_redirect(struct evfcgi_req *req, void *arg)
+{
+	static const char	 msg[] = "see /hello\n";
+
+	(void)arg;
+	if (evfcgi_header_add(req, "Location", "/hello") == -1 ||
+	    evfcgi_header_add(req, "Set-Cookie", "a=1; Path=/") == -1 ||
+	    evfcgi_header_add(req, "Set-Cookie", "b=2; Path=/") == -1) {
+		evfcgi_respond_error(req, 500, NULL);
+		return;
+	}
+	evfcgi_respond(req, 302, "text/plain", msg, sizeof(msg) - 1);
+}
+
+/*
+ * A streamed upload: its bytes are summed as they come and let go, and the
+ * answer is what `cksum` prints for them ("CRC LENGTH").
+ */
+static void
+route_upload(struct evfcgi_req *req, void *arg)
+{
+	struct upload	*u;
+
+	(void)arg;
+	if ((u = calloc(1, sizeof(*u))) == NULL) {
+		evfcgi_respond_error(req, 503, "out of memory");
+		return;
+	}
+	evfcgi_on_abort(req, upload_abort, u);
+	evfcgi_on_body(req, upload_body, u);
+}
+
+static void
+upload_body(struct evfcgi_req *req, struct evbuffer *body, int done,
+    void *arg)
+{
+	struct upload		*u = arg;
+	struct evbuffer_iovec	 v[8];
+	char			 msg[48];
+	uint64_t		 n;
+	uint8_t			 b;
+	int			 i, k;
+
+	while ((k = evbuffer_peek(body, -1, NULL, v, 8)) > 0) {
+		for (i = 0; i < k && i < 8; i++) {
+			u->u_crc = cksum_add(u->u_crc, v[i].iov_base,
+			    v[i].iov_len);
+			u->u_len += v[i].iov_len;
+			evbuffer_drain(body, v[i].iov_len);
+		}
+	}
+	if (!done)
+		return;
+	for (n = u->u_len; n > 0; n >>= 8) {
+		b = (uint8_t)n;
+		u->u_crc = cksum_add(u->u_crc, &b, 1);
+	}
+	k = snprintf(msg, sizeof(msg), "%" PRIu32 " %" PRIu64 "\n", ~u->u_crc,
+	    u->u_len);
+	evfcgi_on_abort(req, NULL, NULL);
+	free(u);
+	evfcgi_respond(req, 200, "text/plain", msg, (size_t)k);
+}
+
+static void
+upload_abort(struct evfcgi_req *req, void *arg)
+{
+	(void)req;
+	free(arg);
+}
+
+/* Adds len bytes at p to the CRC crc (cksum's, before the length). */
+static uint32_t
+cksum_add(uint32_t crc, const uint8_t *p, size_t len)
+{
+	while (len-- > 0)
+		crc = crc << 8 ^ crc_table[(crc >> 24 ^ *p++) & 0xff];
+	return crc;
 }

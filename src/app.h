@@ -1,6 +1,7 @@
 /*
  * app.h: evfcgid's demo routes (/hello, /big, /size, /stream, /echo,
- * /sleep, /status), written against the public evfcgi.h API only.
+ * /sleep, /status, /redirect, /upload), written against the public
+ * evfcgi.h API only.
  */
 #ifndef APP_H
 #define APP_H

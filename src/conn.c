@@ -61,6 +61,8 @@ static void	conn_enter(struct conn *);
 static void	conn_leave(struct conn *);
 static void	conn_req_done(struct evfcgi_req *, void *);
 static void	conn_req_produce(struct evfcgi_req *, void *);
+static void	conn_req_resume(struct evfcgi_req *, void *);
+static void	conn_kick_bodies(struct conn *);
 
 static const char *const conn_state_names[] = {
 	"reading", "paused", "closing", "dead"
@@ -79,7 +81,8 @@ static const unsigned conn_steps[] = {
 const struct req_ops conn_req_ops = {
 	.ro_done = conn_req_done,
 	.ro_produce = conn_req_produce,
-	.ro_failed = conn_fail
+	.ro_failed = conn_fail,
+	.ro_resume = conn_req_resume
 };
 
 struct conn *
@@ -390,8 +393,11 @@ conn_readcb(evutil_socket_t fd, short what, void *arg)
 	conn_enter(c);
 	if (what & EV_READ)
 		conn_read(c);
-	else
-		conn_process_input(c);
+	else {
+		conn_kick_bodies(c);
+		if (c->c_state != CONN_DEAD)
+			conn_process_input(c);
+	}
 	conn_leave(c);
 }
 
@@ -452,7 +458,9 @@ conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 		TAILQ_REMOVE(&c->c_params, r, r_params_entry);
 		c->c_nparams--;
 	}
-	if (r->r_state == REQ_HANDLER || r->r_state == REQ_DONE)
+	/* A streamed request counts once its body has ended. */
+	if ((r->r_state == REQ_HANDLER && !r->r_body_open) ||
+	    r->r_state == REQ_DONE)
 		c->c_nhandler--;
 	if (r->r_producing) {
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
@@ -497,6 +505,34 @@ conn_req_done(struct evfcgi_req *r, void *arg)
 	conn_leave(c);
 }
 
+/*
+ * A streamed body can take input again, or has bytes to hand over: both
+ * on the next loop turn, outside the application's call.
+ */
+static void
+conn_req_resume(struct evfcgi_req *r, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)r;
+	if (c->c_state != CONN_DEAD)
+		event_active(&c->c_rev, EV_TIMEOUT, 1);
+}
+
+/* Hands the streamed bodies that were kicked what waits for them. */
+static void
+conn_kick_bodies(struct conn *c)
+{
+	struct evfcgi_req	*r, *next;
+
+	for (r = TAILQ_FIRST(&c->c_reqs); r != NULL &&
+	    c->c_state != CONN_DEAD; r = next) {
+		next = TAILQ_NEXT(r, r_entry);
+		if (r->r_kick)
+			req_body_kick(r);
+	}
+}
+
 /* A request has a producer: queue it and fill what room there is. */
 static void
 conn_req_produce(struct evfcgi_req *r, void *arg)
@@ -537,7 +573,8 @@ conn_timer_update(struct conn *c)
 	if (!TAILQ_EMPTY(&c->c_params)) {
 		want = TIMER_HEADER;
 		timeradd(&TAILQ_FIRST(&c->c_params)->r_begun, &span, &due);
-	} else if (c->c_state == CONN_READING && (awaiting || idle)) {
+	} else if (c->c_state == CONN_READING && !c->c_stream_held &&
+	    (awaiting || idle)) {
 		want = TIMER_IDLE;
 		tv.tv_sec = lim->idle_timeout;
 		tv.tv_usec = 0;
@@ -730,6 +767,12 @@ conn_input_ended(struct conn *c)
 		next = TAILQ_NEXT(r, r_entry);
 		if (r->r_state != REQ_HANDLER)
 			conn_req_free(c, r);
+		else if (r->r_body_open) {
+			/* A streamed body that will never end. */
+			c->c_env->ce_st->aborted++;
+			conn_req_unlink(c, r);
+			req_kill(r);
+		}
 	}
 	c->c_close_after = 1;
 	conn_maybe_close(c);

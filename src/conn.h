@@ -30,8 +30,9 @@ struct conn_env {
 	struct budget			*ce_budget;	/* the global output cap */
 	struct budget			*ce_input;	/* the global input cap */
 	struct evfcgi_server		*ce_srv;	/* for the application */
-	/* The handler for path and its argument, or NULL when none. */
-	evfcgi_handler	(*ce_route)(void *arg, const char *path, void **harg);
+	/* Fills rt with the route of a request for path with method. */
+	void		(*ce_route)(void *arg, const char *path,
+			    const char *method, struct req_route *rt);
 	/* c is closing and is freed right after. */
 	void		(*ce_closed)(void *arg, struct conn *c);
 	void		*ce_arg;
@@ -91,6 +92,8 @@ struct conn {
 	unsigned		 c_held:1;	/* a BEGIN waits for max_reqs */
 	unsigned		 c_eof:1;	/* the peer sends no more */
 	unsigned		 c_partial:1;	/* input ends inside a record */
+	unsigned		 c_stream_held:1; /* a STDIN record waits for
+						   its handler to take more */
 	unsigned		 c_stuck:2;	/* write timer ran without a write */
 	unsigned		 c_idle_lazy:1;	/* c_timer pending for an idle
 						   deadline at or before the

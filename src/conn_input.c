@@ -27,6 +27,7 @@ static int	conn_params(struct conn *, struct evfcgi_req *,
 static int	conn_stdin(struct conn *, struct evfcgi_req *,
 		    const struct fcgi_record *);
 static void	conn_dispatch(struct conn *, struct evfcgi_req *);
+static void	conn_route(struct conn *, struct evfcgi_req *);
 static int	conn_get_values(struct conn *, const struct fcgi_record *);
 static size_t	conn_get_value(struct conn *, const struct fcgi_nv *,
 		    uint8_t *, size_t);
@@ -85,6 +86,7 @@ conn_records(struct conn *c, struct conn_src *s)
 	size_t			 total;
 	int			 consumed = 0;
 
+	c->c_stream_held = 0;
 	while (c->c_state == CONN_READING && c->c_fail_why == NULL) {
 		if (evbuffer_get_length(c->c_out) >=
 		    c->c_env->ce_lim->high_water) {
@@ -204,11 +206,23 @@ conn_partial_update(struct conn *c, int consumed)
 /*
  * Whether the record with header h must wait: a new request beyond
  * max_reqs stays unread until one of c's requests ends (then c is woken),
- * so a peer that trusts FCGI_MAX_REQS is held back, never refused.
+ * so a peer that trusts FCGI_MAX_REQS is held back, never refused; and
+ * body for a streamed request whose handler has not taken what it was
+ * given (c is woken when it has).  Held input fills c's input buffer,
+ * which then stops reading: a bounded cost, whatever the body's size.
  */
 static int
 conn_hold(struct conn *c, const struct fcgi_header *h)
 {
+	struct evfcgi_req	*r;
+
+	if (h->type == FCGI_STDIN && h->content_length > 0 &&
+	    h->request_id != 0 &&
+	    (r = reqtab_find(&c->c_tab, h->request_id)) != NULL &&
+	    req_body_full(r)) {
+		c->c_stream_held = 1;
+		return 1;
+	}
 	if (h->type != FCGI_BEGIN_REQUEST || h->request_id == 0 ||
 	    c->c_tab.rt_n < c->c_env->ce_lim->max_reqs ||
 	    reqtab_find(&c->c_tab, h->request_id) != NULL)
@@ -368,7 +382,24 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		conn_error(c, why);
 		return -1;
 	}
+	if (r->r_state == REQ_STDIN)
+		conn_route(c, r);
 	return 0;
+}
+
+/*
+ * Routes r as soon as its params are in: a wrong method or a bad body
+ * length is answered before the body comes, and a streamed request's
+ * handler runs now.
+ */
+static void
+conn_route(struct conn *c, struct evfcgi_req *r)
+{
+	const struct conn_env	*env = c->c_env;
+	struct req_route	 rt = { NULL, NULL, 0, NULL };
+
+	env->ce_route(env->ce_arg, evfcgi_path(r), evfcgi_method(r), &rt);
+	req_route(r, &rt, budget_over(env->ce_budget));
 }
 
 /*
@@ -391,6 +422,17 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		conn_error(c, "STDIN before the end of PARAMS");
 		return -1;
 	}
+	if (r->r_state == REQ_HANDLER && r->r_body_open) {
+		if (clen == 0) {
+			/* The application has it, and waits for no input. */
+			c->c_nhandler++;
+			req_body_end(r);
+		} else if (req_body_add(r, rec->content, clen) == -1) {
+			conn_close(c, "out of memory reading STDIN");
+			return -1;
+		}
+		return 0;
+	}
 	if (r->r_state != REQ_STDIN)
 		return 0;
 	if (clen == 0) {
@@ -408,13 +450,8 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 static void
 conn_dispatch(struct conn *c, struct evfcgi_req *r)
 {
-	const struct conn_env	*env = c->c_env;
-	evfcgi_handler		 fn;
-	void			*arg = NULL;
-
-	fn = env->ce_route(env->ce_arg, evfcgi_path(r), &arg);
 	c->c_nhandler++;
-	req_dispatch(r, fn, arg, budget_over(env->ce_budget));
+	req_dispatch(r, budget_over(c->c_env->ce_budget));
 }
 
 /*

@@ -9,11 +9,25 @@
  * For a HEAD request (RFC 3875 6.3.3) the engine drops the body: writes
  * succeed and send nothing, so a handler needs no special case.
  *
- * A request belongs to the engine.  A handler answers it with
- * evfcgi_respond(), or with evfcgi_header() followed by writes (or a
- * producer) and evfcgi_finish().  If the peer aborts or goes away first, the
- * abort callback (if any) runs and the request is freed: after that the
- * application must not touch it.
+ * A request belongs to the engine; the application holds a borrowed
+ * pointer.  A handler answers it with evfcgi_respond(), or with
+ * evfcgi_header() (after any evfcgi_header_add()) followed by writes (or a
+ * producer, or a file descriptor) and evfcgi_finish().  It may answer at
+ * once or later, from a timer or any other event of the loop (an
+ * asynchronous handler); until it does, the request stays open.  The
+ * request pointer stays valid until one of these, and not a moment after:
+ *   - evfcgi_finish(), evfcgi_respond() or evfcgi_respond_error() returns;
+ *   - a producer returned 1, or evfcgi_write_fd()'s last byte was queued;
+ *   - the abort callback (evfcgi_on_abort()) returns: the peer aborted
+ *     (FCGI_ABORT_REQUEST), its connection closed or failed, or the engine
+ *     ended a streamed body (413 past evfcgi_body_limit(), 503 at the
+ *     global input cap).
+ * The abort callback runs at most once, only while the application holds
+ * the request, never after it finished; it must release what the
+ * application keeps for the request (timers, producer state): the engine
+ * frees the request and closes a pending evfcgi_write_fd() descriptor
+ * itself.  Strings the accessors return belong to the request and die
+ * with it.  Nothing here may be called from another thread.
  */
 #ifndef EVFCGI_H
 #define EVFCGI_H
@@ -61,7 +75,11 @@ struct evfcgi_stats {
 	uint64_t	closed_on_error;	/* malformed input or a timeout */
 };
 
-/* Called once a request's params and body have arrived. */
+/*
+ * Called once a request's params and body have arrived; or, on a route
+ * registered with EVFCGI_ROUTE_STREAM, as soon as its params have (the
+ * body then comes through evfcgi_on_body()).
+ */
 typedef void	(*evfcgi_handler)(struct evfcgi_req *, void *);
 
 /*
@@ -75,6 +93,23 @@ typedef int	(*evfcgi_producer)(struct evfcgi_req *, size_t room, void *);
 
 /* Called when a request dies before it finished; release what it holds. */
 typedef void	(*evfcgi_abort_cb)(struct evfcgi_req *, void *);
+
+/*
+ * A streamed body's bytes (EVFCGI_ROUTE_STREAM): called with body holding
+ * what arrived and was not taken yet, done 0; then once with done 1 when
+ * the body has ended (body may still hold bytes).  The callback takes what
+ * it wants by draining body (evbuffer_remove(), evbuffer_drain(),
+ * evfcgi_write_buffer()), now or later.  While body holds more than the
+ * connection's low watermark, the engine reads nothing more from that
+ * connection; draining it below resumes reading.  So an upload of any size
+ * costs a watermark, whatever the handler's pace.
+ */
+typedef void	(*evfcgi_body_cb)(struct evfcgi_req *, struct evbuffer *body,
+	    int done, void *);
+
+/* Route flags, for evfcgi_route_ex(). */
+#define EVFCGI_ROUTE_PREFIX	0x01	/* path and everything below it */
+#define EVFCGI_ROUTE_STREAM	0x02	/* handler runs at the end of PARAMS */
 
 /* Fills lim with the defaults evfcgid documents in --help. */
 void	evfcgi_limits_default(struct evfcgi_limits *lim);
@@ -103,9 +138,42 @@ int	evfcgi_listen_fd(struct evfcgi_server *srv, int fd);
 /* Serves an already connected socket (tests use socketpairs); 0 or -1. */
 int	evfcgi_adopt(struct evfcgi_server *srv, int fd);
 
-/* Routes requests whose path is exactly path; 0, or -1 when out of memory. */
+/*
+ * Routing.  A request's path (evfcgi_path(): percent-decoded) picks its
+ * handler: a route of that exact path first, else the longest prefix route
+ * the path begins with ("/api/" takes "/api/x" and "/api/", not "/api"),
+ * else the default handler, else the engine answers 404.  A route with a
+ * method list answers other methods 405 with an Allow header (HEAD is
+ * allowed wherever GET is).  A path with a malformed escape or %00 is
+ * answered 400 before any route.  Registering a path (and kind) again
+ * replaces its route.  Each returns 0, or -1 when out of memory or the
+ * arguments are bad (an empty path, a method list that is not tokens).
+ */
+
+/* Routes requests whose path is exactly path, whatever their method. */
 int	evfcgi_route(struct evfcgi_server *srv, const char *path,
 	    evfcgi_handler fn, void *arg);
+
+/* The same, for the methods in methods ("GET,POST": comma-separated). */
+int	evfcgi_route_methods(struct evfcgi_server *srv, const char *path,
+	    const char *methods, evfcgi_handler fn, void *arg);
+
+/* Routes every path that begins with prefix. */
+int	evfcgi_route_prefix(struct evfcgi_server *srv, const char *prefix,
+	    evfcgi_handler fn, void *arg);
+
+/*
+ * The general form: flags EVFCGI_ROUTE_PREFIX and EVFCGI_ROUTE_STREAM,
+ * methods NULL for all.  A streamed route's body is not capped by
+ * max_body (nor charged whole ahead): the handler sets its own cap with
+ * evfcgi_body_limit(); what the engine holds of it is charged to max_input.
+ */
+int	evfcgi_route_ex(struct evfcgi_server *srv, const char *path, int flags,
+	    const char *methods, evfcgi_handler fn, void *arg);
+
+/* The handler for paths no route takes (NULL: 404 again). */
+void	evfcgi_route_default(struct evfcgi_server *srv, evfcgi_handler fn,
+	    void *arg);
 
 /*
  * Makes srv's loop handle SIGTERM and SIGINT (evfcgi_drain(), after which
@@ -132,23 +200,87 @@ void	evfcgi_server_free(struct evfcgi_server *srv);
 void	evfcgi_get_stats(struct evfcgi_server *srv, struct evfcgi_stats *st);
 const struct evfcgi_limits *evfcgi_get_limits(struct evfcgi_server *srv);
 
-/* A request parameter (NUL-ended, owned by the request) or NULL. */
+/*
+ * What a request says.  Strings are NUL-ended, owned by the request and
+ * valid until it ends (see the top of this file).
+ */
+
+/* A request parameter, or NULL when the request has none of that name. */
 const char *evfcgi_param(struct evfcgi_req *req, const char *name);
-/* The routed path (REQUEST_URI up to '?', else SCRIPT_NAME+PATH_INFO). */
+
+/*
+ * Iterates over all params in the order they came: start with *i = 0;
+ * returns 1 with *name and *value set (and *i advanced), 0 at the end.
+ */
+int	evfcgi_param_next(struct evfcgi_req *req, size_t *i,
+	    const char **name, const char **value);
+
+/* REQUEST_METHOD ("GET", "POST" ...), "" when absent. */
+const char *evfcgi_method(struct evfcgi_req *req);
+
+/*
+ * The routed path: REQUEST_URI up to '?' with its %XX escapes decoded
+ * ('+' stays '+'), else SCRIPT_NAME followed by PATH_INFO (which the web
+ * server has decoded already).  Never NULL.
+ */
 const char *evfcgi_path(struct evfcgi_req *req);
+
+/* REQUEST_URI as the web server sent it, undecoded; "" when absent. */
+const char *evfcgi_raw_uri(struct evfcgi_req *req);
+
 /* QUERY_STRING, "" when absent. */
 const char *evfcgi_query(struct evfcgi_req *req);
-/* The request body (STDIN), owned by the request; a handler may drain it. */
+
+/*
+ * REMOTE_ADDR, or NULL when absent; *port (when port is not NULL) gets
+ * REMOTE_PORT, 0 when absent or not a port number.
+ */
+const char *evfcgi_remote_addr(struct evfcgi_req *req, int *port);
+
+/*
+ * The request body (STDIN), owned by the request; a handler may drain it.
+ * On a streamed route it holds what arrived and was not taken yet.
+ */
 struct evbuffer *evfcgi_body(struct evfcgi_req *req);
+
+/*
+ * Streamed routes only: fn gets the body as it arrives (evfcgi_body_cb).
+ * Set it in the handler; set later, what waits is handed over on the next
+ * loop turn.  Returns 0, or -1 when req's body is not streamed or ended
+ * and was handed over already.
+ */
+int	evfcgi_on_body(struct evfcgi_req *req, evfcgi_body_cb fn, void *arg);
+
+/*
+ * Streamed routes only: caps the body at max bytes (0: no cap).  Returns 0,
+ * or -1 when the body is not streamed or already known (CONTENT_LENGTH) or
+ * seen to be larger: the handler answers that itself (413).  Past the cap
+ * later, the engine answers 413 (the abort callback runs first).
+ */
+int	evfcgi_body_limit(struct evfcgi_req *req, uint64_t max);
+
 struct evfcgi_server *evfcgi_req_server(struct evfcgi_req *req);
 struct event_base *evfcgi_req_base(struct evfcgi_req *req);
 
 /*
- * Queues the CGI header block: Status, Content-Type and, unless
- * content_length is negative, Content-Length.  Returns 0, or -1 once the
- * request has finished, when a header was queued already (a second one is
- * refused and logged), or when the output could not be queued (the
- * connection then closes and the abort callback runs).
+ * Adds a header line "name: value" to the header block evfcgi_header()
+ * sends; several of one name are sent in order (Set-Cookie).  Returns 0,
+ * or -1 (logged, nothing added) once the header block was sent or the
+ * request finished, when name is not an HTTP token or is one the engine
+ * writes (Status, Content-Length), when value holds CR, LF or another
+ * control character but tab, or past 64 KiB of added headers.
+ */
+int	evfcgi_header_add(struct evfcgi_req *req, const char *name,
+	    const char *value);
+
+/*
+ * Queues the CGI header block: Status, Content-Type (none when ctype is
+ * NULL), Content-Length unless content_length is negative, then the lines
+ * evfcgi_header_add() gave.  Returns 0, or -1 once the request has
+ * finished, when a header was queued already (a second one is refused and
+ * logged), when ctype holds a control character (logged), or when the
+ * output could not be queued (the connection then closes and the abort
+ * callback runs).
  */
 int	evfcgi_header(struct evfcgi_req *req, int status, const char *ctype,
 	    long long content_length);
@@ -165,16 +297,42 @@ int	evfcgi_write(struct evfcgi_req *req, const void *data, size_t len);
  */
 int	evfcgi_write_ref(struct evfcgi_req *req, const void *data, size_t len);
 
+/*
+ * Queues len bytes by reference, not copied: data must stay valid and
+ * unchanged until freefn(data, arg) runs, once, when the last of them has
+ * left (or their connection closed); maybe after the request ended, maybe
+ * before this returns (HEAD, an error).  freefn may be NULL.  0 or -1.
+ */
+int	evfcgi_write_ref_free(struct evfcgi_req *req, const void *data,
+	    size_t len, void (*freefn)(const void *data, void *arg), void *arg);
+
 /* Moves len bytes from src into the body without copying; 0 or -1. */
 int	evfcgi_write_buffer(struct evfcgi_req *req, struct evbuffer *src,
 	    size_t len);
 
 /*
+ * Sends len bytes of fd from offset as the rest of the body, read only as
+ * the connection has room (a huge file costs a watermark), then finishes
+ * the request, maybe before this returns.  fd belongs to the engine from
+ * this call, success or not: closed when sent or when the request dies.
+ * A read error or a file shorter than len cuts the response (logged).
+ * Returns 0, or -1 before the header or once the request finished.
+ */
+int	evfcgi_write_fd(struct evfcgi_req *req, int fd, uint64_t offset,
+	    uint64_t len);
+
+/*
  * Hands the rest of the body to fn, called whenever the connection's output
- * is below its low watermark, until it returns 1.
+ * is below its low watermark, until it returns 1.  It may be called (and
+ * the request finish) before this returns.
  */
 void	evfcgi_produce(struct evfcgi_req *req, evfcgi_producer fn, void *arg);
 
+/*
+ * fn(req, arg) runs if req dies before it finished (see the top of this
+ * file); NULL clears it.  Clear it, or free its state knowing it will not
+ * run, when the application finishes the request itself.
+ */
 void	evfcgi_on_abort(struct evfcgi_req *req, evfcgi_abort_cb fn, void *arg);
 
 /* Ends the response (END_REQUEST); the request must not be used after. */

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -21,7 +23,15 @@
 
 static int	req_decode_params(struct evfcgi_req *, const char **);
 static int	req_cgi_path(struct evfcgi_req *);
-static int	req_cgi_body(struct evfcgi_req *);
+static int	req_cgi_body(struct evfcgi_req *, int);
+static int	req_stream_add(struct evfcgi_req *, const void *, size_t);
+static void	req_engine_end(struct evfcgi_req *, int, const char *);
+static void	req_body_cb(struct evbuffer *, const struct evbuffer_cb_info *,
+		    void *);
+static int	req_fd_produce(struct evfcgi_req *, size_t, void *);
+static void	req_fd_close(struct evfcgi_req *);
+static int	hdr_token(const char *);
+static int	hdr_value_bad(const char *);
 static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
 static int	req_charge(struct evfcgi_req *, size_t *, size_t);
@@ -37,7 +47,7 @@ static const char *const req_state_names[] = {
 static const unsigned req_steps[] = {
 	[REQ_PARAMS] = 1u << REQ_STDIN,
 	[REQ_STDIN] = 1u << REQ_HANDLER | 1u << REQ_DRAIN,
-	[REQ_HANDLER] = 1u << REQ_DONE,
+	[REQ_HANDLER] = 1u << REQ_DONE | 1u << REQ_DRAIN,
 	[REQ_DRAIN] = 0,
 	[REQ_DONE] = 0
 };
@@ -85,6 +95,12 @@ req_from_pool(struct req_pool *pool)
 			free(r);
 			return NULL;
 		}
+		/* r keeps its address, and r_body, while it is pooled. */
+		if (evbuffer_add_cb(r->r_body, req_body_cb, r) == NULL) {
+			evbuffer_free(r->r_body);
+			free(r);
+			return NULL;
+		}
 		return r;
 	}
 	pool->rp_free = r->r_next_free;
@@ -94,6 +110,7 @@ req_from_pool(struct req_pool *pool)
 	r->r_raw = keep.r_raw;
 	r->r_mem = keep.r_mem;
 	r->r_pathbuf = keep.r_pathbuf;
+	r->r_hdrs = keep.r_hdrs;
 	r->r_pv = keep.r_pv;
 	r->r_pvcap = keep.r_pvcap;
 	r->r_body = keep.r_body;
@@ -108,6 +125,7 @@ req_destroy(struct evfcgi_req *r)
 	free(r->r_raw.b_p);
 	free(r->r_mem.b_p);
 	free(r->r_pathbuf.b_p);
+	free(r->r_hdrs.b_p);
 	free(r->r_pv);
 	free(r);
 }
@@ -136,6 +154,8 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_keep = keep != 0;
 	r->r_state = REQ_PARAMS;
 	r->r_head = HEAD_NONE;
+	r->r_fd = -1;
+	r->r_clen = -1;
 	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_begun);
 	link->rl_env->re_st->requests_total++;
 	link->rl_env->re_st->requests_active++;
@@ -182,6 +202,8 @@ req_free(struct evfcgi_req *r)
 {
 	struct req_pool	*pool;
 
+	req_fd_close(r);
+	r->r_stream = r->r_paused = 0;
 	req_uncharge(r, &r->r_charged_params);
 	req_uncharge(r, &r->r_charged_body);
 	if (r->r_state != REQ_DRAIN && r->r_state != REQ_DONE)
@@ -195,6 +217,7 @@ req_free(struct evfcgi_req *r)
 	buf_reset(&r->r_raw, REQ_KEEP);
 	buf_reset(&r->r_mem, REQ_KEEP);
 	buf_reset(&r->r_pathbuf, REQ_KEEP);
+	buf_reset(&r->r_hdrs, REQ_KEEP);
 	if (r->r_pvcap * sizeof(*r->r_pv) > REQ_KEEP) {
 		free(r->r_pv);
 		r->r_pv = NULL;
@@ -288,13 +311,75 @@ req_params_end(struct evfcgi_req *r, const char **why)
 	/* RFC 3875 6.3.3: no body for HEAD, whatever the handler writes. */
 	m = evfcgi_param(r, "REQUEST_METHOD");
 	r->r_nobody = m != NULL && strcmp(m, "HEAD") == 0;
-	if (req_cgi_path(r) == -1) {
+	switch (req_cgi_path(r)) {
+	case -1:
 		st->overloaded++;
 		evfcgi_respond_error(r, 503, "out of memory");
-		return 0;
+		break;
+	case -2:
+		evfcgi_respond_error(r, 400,
+		    "malformed %-escape or %00 in the path");
+		break;
 	}
-	(void)req_cgi_body(r);
 	return 0;
+}
+
+void
+req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
+{
+	if (r->r_state != REQ_STDIN)
+		return;
+	if (rt->rr_allow != NULL) {
+		(void)evfcgi_header_add(r, "Allow", rt->rr_allow);
+		evfcgi_respond_error(r, 405, NULL);
+		return;
+	}
+	r->r_fn = rt->rr_fn;
+	r->r_fn_arg = rt->rr_arg;
+	if (rt->rr_fn == NULL || !(rt->rr_flags & EVFCGI_ROUTE_STREAM)) {
+		(void)req_cgi_body(r, 0);
+		return;
+	}
+	if (req_cgi_body(r, 1) == -1)
+		return;
+	r->r_stream = 1;
+	r->r_body_open = 1;
+	req_dispatch(r, full);
+}
+
+/* The value of hex digit c, or -1. */
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+long
+req_pct_decode(char *dst, const char *src, size_t len)
+{
+	size_t	 i, o = 0;
+	int	 hi, lo;
+
+	for (i = 0; i < len; i++) {
+		if (src[i] != '%') {
+			dst[o++] = src[i];
+			continue;
+		}
+		if (len - i < 3 || (hi = hexval((unsigned char)src[i + 1])) ==
+		    -1 || (lo = hexval((unsigned char)src[i + 2])) == -1 ||
+		    (hi | lo) == 0)
+			return -1;
+		dst[o++] = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	dst[o] = '\0';
+	return (long)o;
 }
 
 /*
@@ -345,8 +430,10 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 }
 
 /*
- * The path routes match: REQUEST_URI up to '?', else SCRIPT_NAME followed
- * by PATH_INFO.  Returns 0, or -1 when out of memory.
+ * The path routes match: REQUEST_URI up to '?', percent-decoded, else
+ * SCRIPT_NAME followed by PATH_INFO (decoded by the web server, RFC 3875
+ * 4.1.5, 4.1.13).  Returns 0, -1 when out of memory, or -2 for a
+ * malformed escape or %00.
  */
 static int
 req_cgi_path(struct evfcgi_req *r)
@@ -358,6 +445,14 @@ req_cgi_path(struct evfcgi_req *r)
 		q = strchr(uri, '?');
 		sn = uri;
 		a = q != NULL ? (size_t)(q - uri) : strlen(uri);
+		if (memchr(uri, '%', a) != NULL) {
+			if (buf_reserve(&r->r_pathbuf, a + 1) == -1)
+				return -1;
+			if (req_pct_decode(r->r_pathbuf.b_p, uri, a) == -1)
+				return -2;
+			r->r_path = r->r_pathbuf.b_p;
+			return 0;
+		}
 	} else {
 		if ((sn = evfcgi_param(r, "SCRIPT_NAME")) == NULL)
 			sn = "";
@@ -379,10 +474,12 @@ req_cgi_path(struct evfcgi_req *r)
  * Checks CONTENT_LENGTH: not a number is answered 400, above max_body 413.
  * Absent, empty or negative (Caddy sends -1 for a chunked upload) means
  * not known: the body is read to its empty STDIN record, within max_body.
- * Returns 0 when the request goes on, -1 when it was answered.
+ * A streamed body (stream) is only checked for its syntax: it is neither
+ * capped by max_body nor charged ahead.  Returns 0 when the request goes
+ * on, -1 when it was answered.
  */
 static int
-req_cgi_body(struct evfcgi_req *r)
+req_cgi_body(struct evfcgi_req *r, int stream)
 {
 	const char		*cl;
 	char			*end;
@@ -399,6 +496,14 @@ req_cgi_body(struct evfcgi_req *r)
 		evfcgi_respond_error(r, 400, "bad CONTENT_LENGTH");
 		return -1;
 	}
+	if (clen > (unsigned long long)INT64_MAX) {
+		r->r_link->rl_env->re_st->rejected++;
+		evfcgi_respond_error(r, 413, "request body above the limit");
+		return -1;
+	}
+	r->r_clen = (long long)clen;
+	if (stream)
+		return 0;
 	if (clen > r->r_link->rl_env->re_lim->max_body) {
 		r->r_link->rl_env->re_st->rejected++;
 		evfcgi_respond_error(r, 413, "request body above the limit");
@@ -419,6 +524,8 @@ req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 {
 	size_t	 have = evbuffer_get_length(r->r_body);
 
+	if (r->r_stream)
+		return req_stream_add(r, p, len);
 	if (have + len > r->r_link->rl_env->re_lim->max_body) {
 		r->r_link->rl_env->re_st->rejected++;
 		req_drop_body(r, 413, "request body above the limit");
@@ -434,18 +541,125 @@ req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 	return evbuffer_add(r->r_body, p, len);
 }
 
+/*
+ * A streamed body's record: counted against the handler's cap and charged
+ * to the global input cap as it is held, then handed to the body callback.
+ */
+static int
+req_stream_add(struct evfcgi_req *r, const void *p, size_t len)
+{
+	struct evfcgi_stats	*st = r->r_link->rl_env->re_st;
+
+	r->r_body_seen += len;
+	if (r->r_body_max > 0 && r->r_body_seen > r->r_body_max) {
+		st->rejected++;
+		req_engine_end(r, 413, "request body above the limit");
+		return 0;
+	}
+	if (req_charge(r, &r->r_charged_body, len) == -1) {
+		st->overloaded++;
+		req_engine_end(r, 503, "input held by all requests at its limit");
+		return 0;
+	}
+	if (evbuffer_add(r->r_body, p, len) == -1)
+		return -1;
+	if (r->r_body_cb != NULL)
+		r->r_body_cb(r, r->r_body, 0, r->r_body_arg);
+	return 0;
+}
+
+/*
+ * The engine ends a request the application holds: its abort callback runs
+ * (the application lets go of it), then the error answer; the extra header
+ * lines the handler added are not sent with it.
+ */
+static void
+req_engine_end(struct evfcgi_req *r, int status, const char *why)
+{
+	evfcgi_abort_cb	 fn = r->r_abort;
+
+	r->r_abort = NULL;
+	r->r_body_cb = NULL;
+	if (fn != NULL)
+		fn(r, r->r_abort_arg);
+	r->r_hdrs.b_len = 0;
+	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
+	evfcgi_respond_error(r, status, why);
+}
+
+/*
+ * Bytes left a streamed body: what they held of the input cap is given
+ * back, and a connection held for them reads again below the low mark.
+ */
+static void
+req_body_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct evfcgi_req	*r = arg;
+	size_t			 d = info->n_deleted;
+
+	if (!r->r_stream || d == 0)
+		return;
+	if (d > r->r_charged_body)
+		d = r->r_charged_body;
+	budget_add(r->r_link->rl_env->re_input, -(long long)d);
+	r->r_charged_body -= d;
+	if (r->r_paused &&
+	    evbuffer_get_length(buf) <= r->r_link->rl_env->re_lim->low_water) {
+		r->r_paused = 0;
+		r->r_link->rl_env->re_ops->ro_resume(r, r->r_link->rl_owner);
+	}
+}
+
+int
+req_body_full(struct evfcgi_req *r)
+{
+	if (!r->r_stream || r->r_state != REQ_HANDLER || !r->r_body_open ||
+	    evbuffer_get_length(r->r_body) <=
+	    r->r_link->rl_env->re_lim->low_water)
+		return 0;
+	r->r_paused = 1;
+	return 1;
+}
+
 void
-req_dispatch(struct evfcgi_req *r, evfcgi_handler fn, void *arg, int full)
+req_body_end(struct evfcgi_req *r)
+{
+	r->r_body_open = 0;
+	if (r->r_body_cb == NULL)
+		return;
+	r->r_body_told = 1;
+	r->r_body_cb(r, r->r_body, 1, r->r_body_arg);
+}
+
+void
+req_body_kick(struct evfcgi_req *r)
+{
+	if (!r->r_kick)
+		return;
+	r->r_kick = 0;
+	if (r->r_state != REQ_HANDLER || r->r_body_cb == NULL)
+		return;
+	if (r->r_body_open)
+		r->r_body_cb(r, r->r_body, 0, r->r_body_arg);
+	else if (!r->r_body_told) {
+		r->r_body_told = 1;
+		r->r_body_cb(r, r->r_body, 1, r->r_body_arg);
+	}
+}
+
+void
+req_dispatch(struct evfcgi_req *r, int full)
 {
 	if (req_set_state(r, REQ_HANDLER) == -1)
 		return;
 	if (full) {
 		r->r_link->rl_env->re_st->overloaded++;
 		evfcgi_respond_error(r, 503, "output queues are full");
-	} else if (fn == NULL)
+	} else if (r->r_fn == NULL)
 		evfcgi_respond_error(r, 404, NULL);
 	else
-		fn(r, arg);
+		r->r_fn(r, r->r_fn_arg);
 }
 
 int
@@ -465,6 +679,26 @@ req_status_text(int status)
 		return "OK";
 	case 400:
 		return "Bad Request";
+	case 201:
+		return "Created";
+	case 204:
+		return "No Content";
+	case 301:
+		return "Moved Permanently";
+	case 302:
+		return "Found";
+	case 303:
+		return "See Other";
+	case 304:
+		return "Not Modified";
+	case 307:
+		return "Temporary Redirect";
+	case 308:
+		return "Permanent Redirect";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
 	case 404:
 		return "Not Found";
 	case 405:
@@ -518,10 +752,57 @@ evfcgi_param(struct evfcgi_req *r, const char *name)
 	return NULL;
 }
 
+int
+evfcgi_param_next(struct evfcgi_req *r, size_t *i, const char **name,
+    const char **value)
+{
+	if (*i >= r->r_npv)
+		return 0;
+	*name = r->r_pv[*i].p_name;
+	*value = r->r_pv[*i].p_value;
+	(*i)++;
+	return 1;
+}
+
+const char *
+evfcgi_method(struct evfcgi_req *r)
+{
+	const char	*m = evfcgi_param(r, "REQUEST_METHOD");
+
+	return m != NULL ? m : "";
+}
+
 const char *
 evfcgi_path(struct evfcgi_req *r)
 {
 	return r->r_path != NULL ? r->r_path : "";
+}
+
+const char *
+evfcgi_raw_uri(struct evfcgi_req *r)
+{
+	const char	*u = evfcgi_param(r, "REQUEST_URI");
+
+	return u != NULL ? u : "";
+}
+
+const char *
+evfcgi_remote_addr(struct evfcgi_req *r, int *port)
+{
+	const char	*p;
+	char		*end;
+	long		 n;
+
+	if (port != NULL) {
+		*port = 0;
+		if ((p = evfcgi_param(r, "REMOTE_PORT")) != NULL &&
+		    *p >= '0' && *p <= '9') {
+			n = strtol(p, &end, 10);
+			if (*end == '\0' && n > 0 && n <= 65535)
+				*port = (int)n;
+		}
+	}
+	return evfcgi_param(r, "REMOTE_ADDR");
 }
 
 const char *
@@ -536,6 +817,34 @@ struct evbuffer *
 evfcgi_body(struct evfcgi_req *r)
 {
 	return r->r_body;
+}
+
+int
+evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
+{
+	if (!r->r_stream || r->r_state != REQ_HANDLER || r->r_body_told)
+		return -1;
+	r->r_body_cb = fn;
+	r->r_body_arg = arg;
+	/* Set late: what waits is handed over on the next turn. */
+	if (fn != NULL && (evbuffer_get_length(r->r_body) > 0 ||
+	    !r->r_body_open)) {
+		r->r_kick = 1;
+		r->r_link->rl_env->re_ops->ro_resume(r, r->r_link->rl_owner);
+	}
+	return 0;
+}
+
+int
+evfcgi_body_limit(struct evfcgi_req *r, uint64_t max)
+{
+	if (!r->r_stream || r->r_state != REQ_HANDLER)
+		return -1;
+	if (max > 0 && (r->r_body_seen > max ||
+	    (r->r_clen >= 0 && (uint64_t)r->r_clen > max)))
+		return -1;
+	r->r_body_max = max;
+	return 0;
 }
 
 struct evfcgi_server *
@@ -579,13 +888,76 @@ hdr_num(char *b, size_t len, size_t *off, long long v)
 }
 
 #define HDR_PUT(s)	hdr_put(buf, sizeof(buf), &n, s, strlen(s))
+#define HDR_MAX		65536	/* bytes of evfcgi_header_add() lines */
+
+/* Whether s is an HTTP token (RFC 9110 5.6.2), not empty. */
+static int
+hdr_token(const char *s)
+{
+	static const char	 tchar[] = "!#$%&'*+-.^_`|~";
+
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr(tchar, *s) != NULL))
+			return 0;
+	return 1;
+}
+
+/*
+ * Whether s cannot be a field value (RFC 9110 5.5): a control character
+ * other than tab (CR and LF would split the header block).
+ */
+static int
+hdr_value_bad(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
+int
+evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
+{
+	const char	*why = NULL;
+	size_t		 nl, vl, have = r->r_hdrs.b_len;
+
+	if (!req_can_write(r) || r->r_head != HEAD_NONE)
+		why = "after the header block";
+	else if (!hdr_token(name))
+		why = "a name that is not a token";
+	else if (strcasecmp(name, "Status") == 0 ||
+	    strcasecmp(name, "Content-Length") == 0)
+		why = "a field the engine writes";
+	else if (hdr_value_bad(value))
+		why = "a control character in the value";
+	else if ((nl = strlen(name)) + (vl = strlen(value)) + 4 >
+	    HDR_MAX - have)
+		why = "past 64 KiB of header lines";
+	else if (buf_reserve(&r->r_hdrs, have + nl + vl + 4) == -1)
+		why = "out of memory";
+	if (why != NULL) {
+		log_warn("%s: request %u: header line refused: %s",
+		    r->r_link->rl_peer, r->r_id, why);
+		return -1;
+	}
+	memcpy(r->r_hdrs.b_p + have, name, nl);
+	memcpy(r->r_hdrs.b_p + have + nl, ": ", 2);
+	memcpy(r->r_hdrs.b_p + have + nl + 2, value, vl);
+	memcpy(r->r_hdrs.b_p + have + nl + 2 + vl, "\r\n", 2);
+	r->r_hdrs.b_len = have + nl + vl + 4;
+	return 0;
+}
 
 int
 evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
     long long content_length)
 {
-	char	 buf[512];
-	size_t	 n = 0;
+	char		 buf[512];
+	struct req_buf	*h = &r->r_hdrs;
+	size_t		 n = 0;
 
 	if (!req_can_write(r))
 		return -1;
@@ -594,18 +966,38 @@ evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
 		    r->r_link->rl_peer, r->r_id, status);
 		return -1;
 	}
+	if (ctype != NULL && hdr_value_bad(ctype)) {
+		log_warn("%s: request %u: Content-Type with a control "
+		    "character refused", r->r_link->rl_peer, r->r_id);
+		return -1;
+	}
 	/* By hand: snprintf was a tenth of the daemon's own time a /hello. */
 	if (HDR_PUT("Status: ") == -1 ||
 	    hdr_num(buf, sizeof(buf), &n, status) == -1 ||
 	    HDR_PUT(" ") == -1 || HDR_PUT(req_status_text(status)) == -1 ||
-	    HDR_PUT("\r\nContent-Type: ") == -1 || HDR_PUT(ctype) == -1 ||
-	    (content_length >= 0 && (HDR_PUT("\r\nContent-Length: ") == -1 ||
-	    hdr_num(buf, sizeof(buf), &n, content_length) == -1)) ||
-	    HDR_PUT("\r\n\r\n") == -1)
+	    HDR_PUT("\r\n") == -1 ||
+	    (ctype != NULL && (HDR_PUT("Content-Type: ") == -1 ||
+	    HDR_PUT(ctype) == -1 || HDR_PUT("\r\n") == -1)) ||
+	    (content_length >= 0 && (HDR_PUT("Content-Length: ") == -1 ||
+	    hdr_num(buf, sizeof(buf), &n, content_length) == -1 ||
+	    HDR_PUT("\r\n") == -1)))
 		return -1;
 	r->r_head = HEAD_SENT;
+	if (h->b_len == 0) {
+		if (HDR_PUT("\r\n") == -1)
+			return -1;
+		return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out,
+		    r->r_id, buf, n));
+	}
+	/* The added lines go after the engine's, in one record. */
+	if (buf_reserve(h, h->b_len + n + 2) == -1)
+		return req_out(r, -1);
+	memmove(h->b_p + n, h->b_p, h->b_len);
+	memcpy(h->b_p, buf, n);
+	memcpy(h->b_p + n + h->b_len, "\r\n", 2);
+	h->b_len += n + 2;
 	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
-	    buf, n));
+	    h->b_p, h->b_len));
 }
 
 #undef HDR_PUT
@@ -642,6 +1034,137 @@ evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 		return ok;
 	return req_out(r, fcgi_out_stdout_ref(r->r_link->rl_out, r->r_id,
 	    data, len));
+}
+
+/* Who frees what evfcgi_write_ref_free() lent, once its last slice left. */
+struct ref_hold {
+	void		(*h_fn)(const void *, void *);
+	void		*h_arg;
+	const void	*h_data;
+	size_t		 h_refs;
+};
+
+/* One slice (or the writer's own hold) is let go. */
+static void
+ref_release(const void *data, size_t len, void *extra)
+{
+	struct ref_hold	*h = extra;
+
+	(void)data;
+	(void)len;
+	if (--h->h_refs > 0)
+		return;
+	if (h->h_fn != NULL)
+		h->h_fn(h->h_data, h->h_arg);
+	free(h);
+}
+
+int
+evfcgi_write_ref_free(struct evfcgi_req *r, const void *data, size_t len,
+    void (*freefn)(const void *, void *), void *arg)
+{
+	static const uint8_t	 zeros[8];
+	struct evbuffer		*out = r->r_link->rl_out;
+	struct ref_hold		*h;
+	const uint8_t		*p = data;
+	uint8_t			 hdr[FCGI_HEADER_LEN], pad;
+	size_t			 n;
+	int			 ok, rc = 0;
+
+	if ((ok = req_body_writable(r)) <= 0 || len == 0 ||
+	    (h = malloc(sizeof(*h))) == NULL) {
+		if (freefn != NULL)
+			freefn(data, arg);
+		return ok == 1 && len > 0 ? -1 : (ok == -1 ? -1 : 0);
+	}
+	*h = (struct ref_hold){ freefn, arg, data, 1 };
+	/* Framed here: each slice holds h, which frees data after the last. */
+	while (len > 0 && rc == 0) {
+		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
+		pad = fcgi_padding(n);
+		fcgi_header_encode(hdr, FCGI_STDOUT, r->r_id, (uint16_t)n, pad);
+		h->h_refs++;
+		if (fcgi_out_small(out, hdr, sizeof(hdr)) == -1 ||
+		    evbuffer_add_reference(out, p, n, ref_release, h) == -1) {
+			h->h_refs--;
+			rc = -1;
+		} else if (pad > 0 && fcgi_out_small(out, zeros, pad) == -1)
+			rc = -1;
+		p += n;
+		len -= n;
+	}
+	ref_release(data, 0, h);
+	return req_out(r, rc);
+}
+
+/* Closes the descriptor evfcgi_write_fd() gave r, if any. */
+static void
+req_fd_close(struct evfcgi_req *r)
+{
+	if (r->r_fd >= 0)
+		close(r->r_fd);
+	r->r_fd = -1;
+}
+
+/*
+ * evfcgi_write_fd()'s producer: reads at most one record's worth and room
+ * bytes, so a file is held a slice at a time.
+ */
+static int
+req_fd_produce(struct evfcgi_req *r, size_t room, void *arg)
+{
+	uint8_t	 buf[FCGI_MAX_ALIGNED];
+	size_t	 n = sizeof(buf);
+	ssize_t	 got;
+
+	(void)arg;
+	if (n > room)
+		n = room;
+	if (n > r->r_fd_left)
+		n = (size_t)r->r_fd_left;
+	got = pread(r->r_fd, buf, n, (off_t)r->r_fd_off);
+	if (got == -1 && errno == EINTR)
+		return 0;
+	if (got <= 0) {
+		log_warn("%s: request %u: reading the body's file: %s",
+		    r->r_link->rl_peer, r->r_id, got == 0 ?
+		    "it ended early" : strerror(errno));
+		req_fd_close(r);
+		evfcgi_respond_error(r, 500, NULL);
+		return 0;
+	}
+	if (evfcgi_write(r, buf, (size_t)got) == -1) {
+		req_fd_close(r);
+		return 0;
+	}
+	r->r_fd_off += (uint64_t)got;
+	r->r_fd_left -= (uint64_t)got;
+	if (r->r_fd_left > 0)
+		return 0;
+	req_fd_close(r);
+	return 1;
+}
+
+int
+evfcgi_write_fd(struct evfcgi_req *r, int fd, uint64_t offset, uint64_t len)
+{
+	int	 ok;
+
+	if ((ok = req_body_writable(r)) == -1 || r->r_state != REQ_HANDLER ||
+	    r->r_fd >= 0 || offset > (uint64_t)INT64_MAX - len) {
+		close(fd);
+		return -1;
+	}
+	if (ok == 0 || len == 0) {
+		close(fd);
+		evfcgi_finish(r);
+		return 0;
+	}
+	r->r_fd = fd;
+	r->r_fd_off = offset;
+	r->r_fd_left = len;
+	evfcgi_produce(r, req_fd_produce, NULL);
+	return 0;
 }
 
 int
@@ -682,11 +1205,17 @@ evfcgi_finish(struct evfcgi_req *r)
 
 	if (r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN)
 		return;
+	req_fd_close(r);
 	/* A broken stream gets no more records; r is done all the same. */
 	if (!l->rl_broken)
 		(void)req_out(r, fcgi_out_finish(l->rl_out, r->r_id));
-	(void)req_set_state(r, r->r_state == REQ_HANDLER ? REQ_DONE :
-	    REQ_DRAIN);
+	/* Input still to come (a body) keeps r's slot until it ends. */
+	(void)req_set_state(r, r->r_state == REQ_HANDLER && !r->r_body_open ?
+	    REQ_DONE : REQ_DRAIN);
+	if (r->r_body_open) {
+		r->r_body_cb = NULL;
+		evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
+	}
 	l->rl_env->re_ops->ro_done(r, l->rl_owner);
 }
 

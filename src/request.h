@@ -21,8 +21,11 @@ struct evbuffer;
 
 /*
  * PARAMS -> STDIN -> HANDLER -> DONE, or STDIN -> DRAIN when the engine
- * answers before the body has ended (an error); req_set_state() refuses
- * any other step.  DONE and DRAIN are answered: END_REQUEST is queued.
+ * answers before the body has ended (an error), or HANDLER -> DRAIN when a
+ * streamed request is answered before its body ended; req_set_state()
+ * refuses any other step.  DONE and DRAIN are answered: END_REQUEST is
+ * queued.  A streamed request (EVFCGI_ROUTE_STREAM) goes from STDIN to
+ * HANDLER at the end of PARAMS, its body still open (r_body_open).
  */
 enum req_state {
 	REQ_PARAMS,	/* collecting PARAMS */
@@ -46,6 +49,17 @@ struct req_ops {
 	void	(*ro_produce)(struct evfcgi_req *r, void *owner);
 	/* Output could not be queued: the stream is broken, close. */
 	void	(*ro_failed)(void *owner, const char *why);
+	/* r's streamed body may take input again, or has some to hand
+	   over: look at it on the next loop turn (req_body_kick()). */
+	void	(*ro_resume)(struct evfcgi_req *r, void *owner);
+};
+
+/* What a route says of a request (the layer above fills it). */
+struct req_route {
+	evfcgi_handler	 rr_fn;		/* NULL: 404 */
+	void		*rr_arg;
+	int		 rr_flags;	/* EVFCGI_ROUTE_* */
+	const char	*rr_allow;	/* not NULL: 405, with this Allow */
 };
 
 /* A byte buffer that keeps its room from one request to the next. */
@@ -110,6 +124,7 @@ struct evfcgi_req {
 	struct req_buf		 r_raw;		/* raw PARAMS */
 	struct req_buf		 r_mem;		/* the pairs, NUL-ended */
 	struct req_buf		 r_pathbuf;	/* what r_path points to */
+	struct req_buf		 r_hdrs;	/* evfcgi_header_add() lines */
 	struct param		*r_pv;		/* parsed, into r_mem */
 	size_t			 r_pvcap;
 	struct evbuffer		*r_body;
@@ -121,6 +136,23 @@ struct evfcgi_req {
 	void			*r_producer_arg;
 	evfcgi_abort_cb		 r_abort;
 	void			*r_abort_arg;
+	evfcgi_handler		 r_fn;		/* routed to, at end of PARAMS */
+	void			*r_fn_arg;
+	/* A streamed body (EVFCGI_ROUTE_STREAM): */
+	unsigned		 r_stream:1;
+	unsigned		 r_body_open:1;	/* its empty STDIN not yet in */
+	unsigned		 r_body_told:1;	/* done 1 was handed over */
+	unsigned		 r_paused:1;	/* input held: too much waits */
+	unsigned		 r_kick:1;	/* body to hand over next turn */
+	evfcgi_body_cb		 r_body_cb;
+	void			*r_body_arg;
+	uint64_t		 r_body_max;	/* 0: no cap */
+	uint64_t		 r_body_seen;	/* bytes that came */
+	long long		 r_clen;	/* CONTENT_LENGTH, -1: unknown */
+	/* evfcgi_write_fd(): */
+	int			 r_fd;		/* -1: none */
+	uint64_t		 r_fd_off;
+	uint64_t		 r_fd_left;
 	TAILQ_ENTRY(evfcgi_req)	 r_entry;	/* on its connection's list */
 	TAILQ_ENTRY(evfcgi_req)	 r_params_entry; /* while in PARAMS */
 	TAILQ_ENTRY(evfcgi_req)	 r_prod_entry;	/* on the producers' list */
@@ -153,24 +185,53 @@ int	req_set_state(struct evfcgi_req *r, enum req_state s);
 int	req_params_add(struct evfcgi_req *r, const void *p, size_t len);
 
 /*
- * PARAMS ended: decodes the pairs and their CGI meaning (path, body length),
- * then waits for STDIN, or answers at once (431, 413, 400, 503).  Returns 0,
- * or -1 with *why when the pairs are malformed: the connection must close.
+ * PARAMS ended: decodes the pairs and the path (percent-decoded), then
+ * waits to be routed (state STDIN), or answers at once (431, 400, 503).
+ * Returns 0, or -1 with *why when the pairs are malformed: the connection
+ * must close.
  */
 int	req_params_end(struct evfcgi_req *r, const char **why);
 
 /*
- * Adds len > 0 bytes of body.  Beyond max_body the request is answered 413.
- * Returns 0, or -1 when out of memory.
+ * Acts on r's route (r in STDIN after req_params_end()): 405 with Allow,
+ * the body length checked (400, 413, 503), and a streamed request handed
+ * to its handler at once (503 instead when full says the output queues
+ * are full).  Otherwise r waits for its body, then req_dispatch().
+ */
+void	req_route(struct evfcgi_req *r, const struct req_route *rt, int full);
+
+/*
+ * Decodes the %XX escapes of the len bytes at src into dst (room for len
+ * + 1; NUL-ended).  Returns the decoded length, or -1 for '%' not followed
+ * by two hex digits or for %00.
+ */
+long	req_pct_decode(char *dst, const char *src, size_t len);
+
+/*
+ * Adds len > 0 bytes of body.  Beyond max_body the request is answered 413
+ * (a streamed one: beyond its own cap, and its body is handed to its body
+ * callback).  Returns 0, or -1 when out of memory.
  */
 int	req_body_add(struct evfcgi_req *r, const void *p, size_t len);
 
 /*
- * The body is complete: hands r to fn (NULL: 404), or answers 503 at once
- * when full says the output queues are full.
+ * Whether a STDIN record for r must wait unread: r's streamed body holds
+ * more than the low watermark.  Then r resumes its connection
+ * (ro_resume) once the handler drained it below.
  */
-void	req_dispatch(struct evfcgi_req *r, evfcgi_handler fn, void *arg,
-	    int full);
+int	req_body_full(struct evfcgi_req *r);
+
+/* A streamed body ended (its empty STDIN): the body callback is told. */
+void	req_body_end(struct evfcgi_req *r);
+
+/* Hands a streamed body what waits, if r was kicked (ro_resume). */
+void	req_body_kick(struct evfcgi_req *r);
+
+/*
+ * The body is complete: hands r to its routed handler (none: 404), or
+ * answers 503 at once when full says the output queues are full.
+ */
+void	req_dispatch(struct evfcgi_req *r, int full);
 
 /*
  * Runs r's producer with room bytes to fill.  Returns 1 when it produced the

@@ -29,7 +29,10 @@ static void	server_acceptcb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	server_accept_errorcb(struct evconnlistener *, void *);
 static void	server_backoffcb(evutil_socket_t, short, void *);
-static evfcgi_handler server_route(void *, const char *, void **);
+static void	server_route(void *, const char *, const char *,
+		    struct req_route *);
+static char	*server_methods(const char *);
+static int	server_method_in(const char *, const char *);
 static void	server_conn_closed(void *, struct conn *);
 static void	server_drain_deadlinecb(evutil_socket_t, short, void *);
 static void	server_signalcb(evutil_socket_t, short, void *);
@@ -124,8 +127,10 @@ evfcgi_server_free(struct evfcgi_server *srv)
 		}
 	}
 	free(srv->srv_listeners);
-	for (i = 0; i < srv->srv_nroutes; i++)
+	for (i = 0; i < srv->srv_nroutes; i++) {
 		free(srv->srv_routes[i].rt_path);
+		free(srv->srv_routes[i].rt_allow);
+	}
 	free(srv->srv_routes);
 	for (i = 0; i < sizeof(srv->srv_sig) / sizeof(srv->srv_sig[0]); i++)
 		if (srv->srv_sig[i] != NULL)
@@ -144,34 +149,172 @@ int
 evfcgi_route(struct evfcgi_server *srv, const char *path, evfcgi_handler fn,
     void *arg)
 {
-	struct route	*rt;
+	return evfcgi_route_ex(srv, path, 0, NULL, fn, arg);
+}
 
+int
+evfcgi_route_methods(struct evfcgi_server *srv, const char *path,
+    const char *methods, evfcgi_handler fn, void *arg)
+{
+	return evfcgi_route_ex(srv, path, 0, methods, fn, arg);
+}
+
+int
+evfcgi_route_prefix(struct evfcgi_server *srv, const char *prefix,
+    evfcgi_handler fn, void *arg)
+{
+	return evfcgi_route_ex(srv, prefix, EVFCGI_ROUTE_PREFIX, NULL, fn, arg);
+}
+
+void
+evfcgi_route_default(struct evfcgi_server *srv, evfcgi_handler fn, void *arg)
+{
+	srv->srv_default_fn = fn;
+	srv->srv_default_arg = arg;
+}
+
+int
+evfcgi_route_ex(struct evfcgi_server *srv, const char *path, int flags,
+    const char *methods, evfcgi_handler fn, void *arg)
+{
+	struct route	*rt, nrt;
+	size_t		 i;
+
+	if (path == NULL || *path == '\0' || fn == NULL ||
+	    (flags & ~(EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM)) != 0)
+		return -1;
+	memset(&nrt, 0, sizeof(nrt));
+	if ((methods != NULL && (nrt.rt_allow = server_methods(methods)) ==
+	    NULL) || (nrt.rt_path = strdup(path)) == NULL) {
+		free(nrt.rt_allow);
+		return -1;
+	}
+	nrt.rt_len = strlen(path);
+	nrt.rt_flags = flags;
+	nrt.rt_fn = fn;
+	nrt.rt_arg = arg;
+	/* The same path of the same kind: replaced. */
+	for (i = 0; i < srv->srv_nroutes; i++) {
+		rt = &srv->srv_routes[i];
+		if (strcmp(rt->rt_path, path) == 0 &&
+		    (rt->rt_flags & EVFCGI_ROUTE_PREFIX) ==
+		    (flags & EVFCGI_ROUTE_PREFIX)) {
+			free(rt->rt_path);
+			free(rt->rt_allow);
+			*rt = nrt;
+			return 0;
+		}
+	}
 	rt = realloc(srv->srv_routes, (srv->srv_nroutes + 1) * sizeof(*rt));
-	if (rt == NULL)
+	if (rt == NULL) {
+		free(nrt.rt_path);
+		free(nrt.rt_allow);
 		return -1;
+	}
 	srv->srv_routes = rt;
-	rt += srv->srv_nroutes;
-	if ((rt->rt_path = strdup(path)) == NULL)
-		return -1;
-	rt->rt_fn = fn;
-	rt->rt_arg = arg;
-	srv->srv_nroutes++;
+	rt[srv->srv_nroutes++] = nrt;
 	return 0;
 }
 
-/* Finds the handler for path (conn_env's route); NULL when none. */
-static evfcgi_handler
-server_route(void *arg, const char *path, void **harg)
+/*
+ * The method list "GET,POST" as an Allow value, "GET, HEAD, POST": HEAD
+ * added after GET when missing (HEAD is GET without the body, which the
+ * engine drops).  Returns it (malloc'd), or NULL when a method is not a
+ * token, the list is empty, or out of memory.
+ */
+static char *
+server_methods(const char *methods)
+{
+	const char	*p = methods, *e;
+	char		*out, *o;
+	size_t		 n, len = strlen(methods);
+	int		 get = 0, head = 0;
+
+	/* Room for each method, its ", ", and "HEAD, ". */
+	if ((out = o = malloc(len * 3 + 8)) == NULL)
+		return NULL;
+	for (;;) {
+		p += strspn(p, " \t");
+		e = p + strcspn(p, ", \t");
+		if ((n = (size_t)(e - p)) == 0 || strspn(p,
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789!#$%&'*+-.^_`|~") < n)
+			goto bad;
+		if (o != out)
+			o = (char *)memcpy(o, ", ", 2) + 2;
+		o = (char *)memcpy(o, p, n) + n;
+		if (n == 3 && memcmp(p, "GET", 3) == 0)
+			get = 1;
+		if (n == 4 && memcmp(p, "HEAD", 4) == 0)
+			head = 1;
+		p = e + strspn(e, " \t");
+		if (*p == '\0')
+			break;
+		if (*p++ != ',')
+			goto bad;
+	}
+	if (get && !head)
+		o = (char *)memcpy(o, ", HEAD", 6) + 6;
+	*o = '\0';
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+/* Whether method m is in the Allow value allow ("GET, HEAD"). */
+static int
+server_method_in(const char *allow, const char *m)
+{
+	size_t	 n = strlen(m), k;
+
+	while (*allow != '\0') {
+		k = strcspn(allow, ",");
+		if (k == n && memcmp(allow, m, n) == 0)
+			return 1;
+		allow += k;
+		allow += strspn(allow, ", ");
+	}
+	return 0;
+}
+
+/*
+ * Fills rt for a request of path and method (conn_env's route): an exact
+ * route, else the longest prefix, else the default; a method the route
+ * does not list gets its Allow value instead of a handler.
+ */
+static void
+server_route(void *arg, const char *path, const char *method,
+    struct req_route *rt)
 {
 	struct evfcgi_server	*srv = arg;
+	struct route		*best = NULL, *r;
 	size_t			 i;
 
-	for (i = 0; i < srv->srv_nroutes; i++)
-		if (strcmp(srv->srv_routes[i].rt_path, path) == 0) {
-			*harg = srv->srv_routes[i].rt_arg;
-			return srv->srv_routes[i].rt_fn;
-		}
-	return NULL;
+	for (i = 0; i < srv->srv_nroutes; i++) {
+		r = &srv->srv_routes[i];
+		if (!(r->rt_flags & EVFCGI_ROUTE_PREFIX)) {
+			if (strcmp(r->rt_path, path) == 0) {
+				best = r;
+				break;
+			}
+		} else if ((best == NULL || r->rt_len > best->rt_len) &&
+		    strncmp(r->rt_path, path, r->rt_len) == 0)
+			best = r;
+	}
+	if (best == NULL) {
+		rt->rr_fn = srv->srv_default_fn;
+		rt->rr_arg = srv->srv_default_arg;
+		return;
+	}
+	if (best->rt_allow != NULL && !server_method_in(best->rt_allow,
+	    method)) {
+		rt->rr_allow = best->rt_allow;
+		return;
+	}
+	rt->rr_fn = best->rt_fn;
+	rt->rr_arg = best->rt_arg;
+	rt->rr_flags = best->rt_flags;
 }
 
 /* A connection closed (conn_env's closed): may resume accepting or exit. */

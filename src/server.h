@@ -18,6 +18,9 @@ struct evconnlistener;
 
 struct route {
 	char		*rt_path;
+	size_t		 rt_len;
+	int		 rt_flags;	/* EVFCGI_ROUTE_* */
+	char		*rt_allow;	/* "GET, HEAD": the methods; NULL: all */
 	evfcgi_handler	 rt_fn;
 	void		*rt_arg;
 };
@@ -43,6 +46,8 @@ struct evfcgi_server {
 	size_t			 srv_nlisteners;
 	struct route		*srv_routes;
 	size_t			 srv_nroutes;
+	evfcgi_handler		 srv_default_fn;	/* no route took it */
+	void			*srv_default_arg;
 	int			 srv_accepting;	/* listeners enabled */
 	int			 srv_backoff;	/* accept paused after EMFILE */
 	unsigned		 srv_backoffs;	/* pauses in this episode */

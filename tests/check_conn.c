@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "app.h"
@@ -1244,6 +1245,509 @@ START_TEST(idle_timeout_restarts_on_activity)
 }
 END_TEST
 
+/* Answers with its argument (a string) as the body. */
+static void
+h_tag(struct evfcgi_req *req, void *arg)
+{
+	evfcgi_respond(req, 200, "text/plain", arg, strlen(arg));
+}
+
+/* Sends a GET (or, with a body, POST) for uri as id and waits for it. */
+static struct resp *
+ask(struct peer *p, uint16_t id, const char *uri, const char *body)
+{
+	resp_reset(p, id);
+	send_request(p, id, FCGI_KEEP_CONN, uri, body,
+	    body != NULL ? strlen(body) : 0);
+	ck_assert_msg(RUN_UNTIL(p, p->r[id].ended, 3), "%s unanswered", uri);
+	return &p->r[id];
+}
+
+/* The body of r as a string (static). */
+static const char *
+body_str(struct resp *r)
+{
+	static char	 b[256];
+	const uint8_t	*p;
+	size_t		 len;
+
+	p = resp_body(r, &len);
+	ck_assert_uint_lt(len, sizeof(b));
+	memcpy(b, p, len);
+	b[len] = '\0';
+	return b;
+}
+
+/*
+ * Exact before prefix, the longest prefix, the default, 405 with Allow,
+ * HEAD wherever GET goes, and the path matched decoded.
+ */
+START_TEST(routes_prefix_default_405)
+{
+	static const char *const head[] = { "REQUEST_METHOD", "HEAD",
+	    "REQUEST_URI", "/redirect", NULL };
+	struct peer	*p;
+	struct resp	*r;
+
+	start();
+	ck_assert_int_eq(evfcgi_route_prefix(srv, "/api/", h_tag, "api"), 0);
+	ck_assert_int_eq(evfcgi_route_prefix(srv, "/api/v2/", h_tag, "v2"), 0);
+	ck_assert_int_eq(evfcgi_route(srv, "/api/exact", h_tag, "exact"), 0);
+	ck_assert_int_eq(evfcgi_route_methods(srv, "/post", "POST, PUT",
+	    h_tag, "post"), 0);
+	ck_assert_int_eq(evfcgi_route_methods(srv, "/x", "GET,,POST", h_tag,
+	    "x"), -1);
+	ck_assert_int_eq(evfcgi_route_methods(srv, "/x", "G T", h_tag, "x"),
+	    -1);
+	ck_assert_int_eq(evfcgi_route(srv, "", h_tag, "x"), -1);
+	p = peer_new();
+	ck_assert_str_eq(body_str(ask(p, 1, "/api/x/y?q", NULL)), "api");
+	ck_assert_str_eq(body_str(ask(p, 1, "/api/", NULL)), "api");
+	ck_assert_str_eq(body_str(ask(p, 1, "/api/v2/z", NULL)), "v2");
+	ck_assert_str_eq(body_str(ask(p, 1, "/api/exact", NULL)), "exact");
+	ck_assert_str_eq(body_str(ask(p, 1, "/api/exac%74", NULL)), "exact");
+	ck_assert_str_eq(body_str(ask(p, 1, "/api/exact/", NULL)), "api");
+	ck_assert_int_eq(resp_status(ask(p, 1, "/api", NULL)), 404);
+	ck_assert_str_eq(body_str(ask(p, 1, "/hel%6co", NULL)),
+	    "Hello World\n");
+	ck_assert_int_eq(resp_status(ask(p, 1, "/hel%6", NULL)), 400);
+	ck_assert_int_eq(resp_status(ask(p, 1, "/hello%00", NULL)), 400);
+	ck_assert_int_eq(resp_status(ask(p, 1, "/hel%6Go", NULL)), 400);
+	r = ask(p, 1, "/post", NULL);
+	ck_assert_int_eq(resp_status(r), 405);
+	ck_assert_ptr_nonnull(strstr((char *)r->out,
+	    "\r\nAllow: POST, PUT\r\n"));
+	ck_assert_str_eq(body_str(ask(p, 1, "/post", "some body")), "post");
+	/* A method list with GET also takes HEAD. */
+	r = ask(p, 1, "/upload", NULL);
+	ck_assert_int_eq(resp_status(r), 405);
+	ck_assert_ptr_nonnull(strstr((char *)r->out, "Allow: POST, PUT\r\n"));
+	resp_reset(p, 2);
+	send_request_nv(p, 2, head, NULL);
+	ck_assert(RUN_UNTIL(p, p->r[2].ended, 3));
+	ck_assert_int_eq(resp_status(&p->r[2]), 302);
+	ck_assert_uint_eq((body_str(&p->r[2]))[0], '\0');
+	/* The default takes what no route does; replaced routes. */
+	evfcgi_route_default(srv, h_tag, "default");
+	ck_assert_str_eq(body_str(ask(p, 1, "/nothing", NULL)), "default");
+	ck_assert_str_eq(body_str(ask(p, 1, "/api", NULL)), "default");
+	ck_assert_int_eq(evfcgi_route_prefix(srv, "/api/", h_tag, "api2"), 0);
+	ck_assert_str_eq(body_str(ask(p, 1, "/api/x", NULL)), "api2");
+	ck_assert_int_eq(stats().connections, 1);
+	peer_free(p);
+}
+END_TEST
+
+/* Headers through a connection: Location, Set-Cookie twice. */
+START_TEST(header_lines_sent)
+{
+	struct peer	*p;
+	struct resp	*r;
+
+	start();
+	p = peer_new();
+	r = ask(p, 1, "/redirect", NULL);
+	ck_assert_int_eq(resp_status(r), 302);
+	ck_assert_ptr_nonnull(strstr((char *)r->out, "\r\nLocation: /hello\r\n"
+	    "Set-Cookie: a=1; Path=/\r\nSet-Cookie: b=2; Path=/\r\n\r\n"));
+	peer_free(p);
+}
+END_TEST
+
+/* A streamed body's handler and what the test lets it take. */
+static struct {
+	struct evfcgi_req	*req;
+	int			 take;		/* drain what comes */
+	uint64_t		 got;
+	int			 called;	/* the handler ran */
+	int			 done;
+	int			 aborted;
+	uint64_t		 limit;
+} sb;
+
+static void
+sb_body(struct evfcgi_req *req, struct evbuffer *body, int done, void *arg)
+{
+	char	 msg[32];
+	int	 n;
+
+	(void)arg;
+	if (sb.take) {
+		sb.got += evbuffer_get_length(body);
+		evbuffer_drain(body, evbuffer_get_length(body));
+	}
+	if (!done)
+		return;
+	sb.done = 1;
+	n = snprintf(msg, sizeof(msg), "%llu", (unsigned long long)sb.got);
+	evfcgi_on_abort(req, NULL, NULL);
+	sb.req = NULL;
+	evfcgi_respond(req, 200, "text/plain", msg, (size_t)n);
+}
+
+static void
+sb_abort(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	ck_assert_ptr_eq(req, sb.req);
+	sb.aborted++;
+	sb.req = NULL;
+}
+
+static void
+sb_handler(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	sb.called = 1;
+	sb.req = req;
+	/* The handler runs before any of the body is in. */
+	ck_assert_uint_eq(evbuffer_get_length(evfcgi_body(req)), 0);
+	evfcgi_on_abort(req, sb_abort, NULL);
+	if (sb.limit > 0 && evfcgi_body_limit(req, sb.limit) == -1) {
+		evfcgi_on_abort(req, NULL, NULL);
+		sb.req = NULL;
+		evfcgi_respond_error(req, 413, "said so ahead");
+		return;
+	}
+	ck_assert_int_eq(evfcgi_on_body(req, sb_body, NULL), 0);
+}
+
+/*
+ * The records of a POST to uri with a body of len bytes (unknown length
+ * unless known): BEGIN, PARAMS, STDIN in records of 65535, its end.
+ */
+static uint8_t *
+stream_records(uint16_t id, const char *uri, size_t len, int known,
+    size_t *outlen)
+{
+	uint8_t	*b, params[512];
+	char	 cl[32];
+	size_t	 n, off = 0, chunk, np = 0;
+
+	np += fcgi_nv_encode(params + np, sizeof(params) - np,
+	    "REQUEST_METHOD", 14, "POST", 4);
+	np += fcgi_nv_encode(params + np, sizeof(params) - np,
+	    "REQUEST_URI", 11, uri, strlen(uri));
+	snprintf(cl, sizeof(cl), "%zu", len);
+	if (known)
+		np += fcgi_nv_encode(params + np, sizeof(params) - np,
+		    "CONTENT_LENGTH", 14, cl, strlen(cl));
+	ck_assert_ptr_nonnull(b = malloc(len + len / 65535 * 8 + 1024));
+	fcgi_begin_encode(b, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	off = 16;
+	fcgi_header_encode(b + off, FCGI_PARAMS, id, (uint16_t)np, 0);
+	memcpy(b + off + 8, params, np);
+	off += 8 + np;
+	fcgi_header_encode(b + off, FCGI_PARAMS, id, 0, 0);
+	off += 8;
+	for (n = 0; n < len; n += chunk) {
+		chunk = len - n < 65535 ? len - n : 65535;
+		fcgi_header_encode(b + off, FCGI_STDIN, id, (uint16_t)chunk, 0);
+		memset(b + off + 8, 'u', chunk);
+		off += 8 + chunk;
+	}
+	fcgi_header_encode(b + off, FCGI_STDIN, id, 0, 0);
+	*outlen = off + 8;
+	return b;
+}
+
+/*
+ * Writes what the socket takes of b from *off, running the loop, for at
+ * most secs or until all is sent.  Returns whether all was.
+ */
+static int
+push(struct peer *p, const uint8_t *b, size_t len, size_t *off, double secs)
+{
+	double	 end = now_s() + secs;
+	ssize_t	 n;
+
+	while (*off < len && now_s() < end) {
+		n = write(p->fd, b + *off, len - *off);
+		if (n > 0)
+			*off += (size_t)n;
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		peer_read(p, 0);
+		if (n <= 0)
+			usleep(500);
+	}
+	return *off == len;
+}
+
+/*
+ * A streamed body the handler does not take: the connection stops reading
+ * at a watermark, whatever the body's size; taken, reading resumes and the
+ * whole body comes.  It is not capped by max_body.
+ */
+START_TEST(stream_pauses_and_resumes)
+{
+	uint8_t		*b;
+	size_t		 len, off = 0, total = 8u << 20;
+	uint64_t	 held;
+
+	memset(&sb, 0, sizeof(sb));
+	lim.max_body = 1 << 20;
+	start();
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/hold", EVFCGI_ROUTE_STREAM,
+	    "POST", sb_handler, NULL), 0);
+	struct peer *p = peer_new();
+	b = stream_records(1, "/hold", total, 1, &len);
+	ck_assert(!push(p, b, len, &off, 0.5));
+	ck_assert(sb.called);
+	held = stats().bytes_input;
+	/* At most the low mark and a record in the body. */
+	ck_assert_uint_le(held, lim.low_water + 65535 + 512);
+	ck_assert_uint_le(stats().peak_bytes_input, lim.low_water + 65535 + 512);
+	ck_assert_uint_gt(held, 0);
+	ck_assert_uint_lt(off, len / 2);
+	ck_assert_uint_eq(stats().requests_active, 1);
+	/* Still held a while later: no idle timeout, no more read. */
+	ck_assert(!push(p, b, len, &off, 0.3));
+	ck_assert_uint_eq(stats().bytes_input, held);
+	/* Taken: what waits goes, and reading resumes to the end. */
+	sb.take = 1;
+	sb.got = evbuffer_get_length(evfcgi_body(sb.req));
+	evbuffer_drain(evfcgi_body(sb.req), sb.got);
+	/* Only its params are held now. */
+	ck_assert_uint_lt(stats().bytes_input, 512);
+	ck_assert(push(p, b, len, &off, 10));
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+	ck_assert_uint_eq(sb.got, total);
+	ck_assert_uint_eq(strtoull(body_str(&p->r[1]), NULL, 10), total);
+	ck_assert_uint_le(stats().peak_bytes_input, lim.low_water + 65535 + 512);
+	ck_assert_uint_eq(stats().bytes_input, 0);
+	ck_assert_int_eq(sb.aborted, 0);
+	free(b);
+	/* The kept connection serves on. */
+	ck_assert_str_eq(body_str(ask(p, 2, "/hello", NULL)), "Hello World\n");
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * 64 MiB to /upload (a streamed demo route) with max_body at 1 MiB: all
+ * summed, while the daemon held at most a watermark of it.
+ */
+START_TEST(stream_64mib_bounded)
+{
+	uint8_t		*b;
+	size_t		 len, off = 0, total = 64u << 20;
+	char		 want[64];
+
+	lim.max_body = 1 << 20;
+	start();
+	struct peer *p = peer_new();
+	b = stream_records(1, "/upload", total, 0, &len);
+	ck_assert(push(p, b, len, &off, 20));
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	snprintf(want, sizeof(want), " %zu\n", total);
+	ck_assert_ptr_nonnull(strstr(body_str(&p->r[1]), want));
+	ck_assert_uint_le(stats().peak_bytes_input, lim.low_water + 65535 + 512);
+	free(b);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * The handler's own cap: refused ahead when CONTENT_LENGTH says more,
+ * else 413 from the engine once past it (the abort callback runs first).
+ */
+START_TEST(stream_body_limit)
+{
+	uint8_t		*b;
+	size_t		 len, off = 0;
+
+	memset(&sb, 0, sizeof(sb));
+	sb.limit = 100000;
+	start();
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/lim", EVFCGI_ROUTE_STREAM,
+	    NULL, sb_handler, NULL), 0);
+	struct peer *p = peer_new();
+	sb.take = 1;
+	b = stream_records(1, "/lim", 200000, 1, &len);
+	ck_assert(push(p, b, len, &off, 5));
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+	ck_assert_int_eq(resp_status(&p->r[1]), 413);
+	ck_assert_int_eq(sb.aborted, 0);
+	free(b);
+	off = 0;
+	memset(&sb, 0, sizeof(sb));
+	sb.limit = 100000;
+	sb.take = 1;
+	b = stream_records(2, "/lim", 200000, 0, &len);
+	ck_assert(push(p, b, len, &off, 5));
+	ck_assert(RUN_UNTIL(p, p->r[2].ended, 5));
+	ck_assert_int_eq(resp_status(&p->r[2]), 413);
+	ck_assert_int_eq(sb.aborted, 1);
+	ck_assert_int_eq(sb.done, 0);
+	ck_assert_uint_eq(stats().bytes_input, 0);
+	free(b);
+	ck_assert_str_eq(body_str(ask(p, 3, "/hello", NULL)), "Hello World\n");
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * A streamed request aborted while its body comes, and one whose peer
+ * goes away: the abort callback runs once, nothing is left held.
+ */
+START_TEST(stream_aborted)
+{
+	uint8_t		*b;
+	size_t		 len, off = 0;
+
+	memset(&sb, 0, sizeof(sb));
+	start();
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/s", EVFCGI_ROUTE_STREAM,
+	    NULL, sb_handler, NULL), 0);
+	struct peer *p = peer_new();
+	b = stream_records(1, "/s", 100000, 1, &len);
+	/* All but the body's end. */
+	ck_assert(push(p, b, len - 8, &off, 5));
+	run_for(0.05);
+	ck_assert_ptr_nonnull(sb.req);
+	send_record(p, FCGI_ABORT_REQUEST, 1, NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
+	ck_assert_int_eq(sb.aborted, 1);
+	ck_assert_uint_eq(stats().bytes_input, 0);
+	ck_assert_uint_eq(stats().requests_active, 0);
+	free(b);
+	off = 0;
+	b = stream_records(2, "/s", 100000, 1, &len);
+	ck_assert(push(p, b, len - 8, &off, 5));
+	run_for(0.05);
+	ck_assert_ptr_nonnull(sb.req);
+	shutdown(p->fd, SHUT_WR);
+	run_for(0.1);
+	ck_assert_int_eq(sb.aborted, 2);
+	ck_assert_uint_eq(stats().requests_active, 0);
+	ck_assert_uint_eq(stats().bytes_input, 0);
+	free(b);
+	peer_free(p);
+}
+END_TEST
+
+static char	 fd_path[64];
+static int	 fd_sent = -1;
+
+static void
+h_file(struct evfcgi_req *req, void *arg)
+{
+	int	 fd = open(fd_path, O_RDONLY);
+
+	(void)arg;
+	ck_assert_int_ne(fd, -1);
+	fd_sent = fd;
+	evfcgi_header(req, 200, "application/octet-stream", (3 << 20) - 5);
+	ck_assert_int_eq(evfcgi_write_fd(req, fd, 5, (3 << 20) - 5), 0);
+}
+
+/* A body from a file: read as the socket drains, the file closed after. */
+START_TEST(body_from_fd)
+{
+	static const char	 line[] = APP_PATTERN_LINE;
+	struct peer		*p;
+	const uint8_t		*body;
+	size_t			 len, i;
+	FILE			*f;
+	int			 fd;
+
+	snprintf(fd_path, sizeof(fd_path), "/tmp/check_conn_fd.XXXXXX");
+	ck_assert_int_ne(fd = mkstemp(fd_path), -1);
+	ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+	for (i = 0; i < (3u << 20); i++)
+		fputc(line[i % 64], f);
+	fclose(f);
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, "/file", h_file, NULL), 0);
+	p = peer_new();
+	send_request(p, 1, FCGI_KEEP_CONN, "/file", NULL, 0);
+	run_for(0.2);
+	/* Unread, it holds about a watermark, not the file. */
+	ck_assert_uint_le(stats().peak_bytes_queued,
+	    lim.high_water + 2 * 65536);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 10));
+	body = resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, (3u << 20) - 5);
+	for (i = 0; i < len; i++)
+		if (body[i] != (uint8_t)line[(i + 5) % 64])
+			break;
+	ck_assert_uint_eq(i, len);
+	ck_assert_int_eq(fcntl(fd_sent, F_GETFD), -1);
+	unlink(fd_path);
+	peer_free(p);
+}
+END_TEST
+
+/* An asynchronous answer, and its abort when the connection goes. */
+static int	 async_aborted;
+static struct event *async_ev;
+
+static void
+async_abort(struct evfcgi_req *req, void *arg)
+{
+	(void)req;
+	(void)arg;
+	async_aborted++;
+	event_free(async_ev);
+	async_ev = NULL;
+}
+
+static void
+async_fire(evutil_socket_t fd, short what, void *arg)
+{
+	struct evfcgi_req	*req = arg;
+
+	(void)fd;
+	(void)what;
+	event_free(async_ev);
+	async_ev = NULL;
+	evfcgi_on_abort(req, NULL, NULL);
+	evfcgi_respond(req, 200, "text/plain", "later", 5);
+}
+
+static void
+h_async(struct evfcgi_req *req, void *arg)
+{
+	struct timeval	 tv = { 0, 100000 };
+
+	(void)arg;
+	ck_assert_ptr_nonnull(async_ev = evtimer_new(evfcgi_req_base(req),
+	    async_fire, req));
+	evfcgi_on_abort(req, async_abort, NULL);
+	evtimer_add(async_ev, &tv);
+}
+
+START_TEST(async_answer_and_abort)
+{
+	struct peer	*p;
+
+	async_aborted = 0;
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, "/async", h_async, NULL), 0);
+	p = peer_new();
+	ck_assert_str_eq(body_str(ask(p, 1, "/async", NULL)), "later");
+	ck_assert_int_eq(async_aborted, 0);
+	send_request(p, 2, FCGI_KEEP_CONN, "/async", NULL, 0);
+	run_for(0.02);
+	ck_assert_ptr_nonnull(async_ev);
+	send_record(p, FCGI_ABORT_REQUEST, 2, NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[2].ended, 2));
+	ck_assert_int_eq(async_aborted, 1);
+	ck_assert_ptr_null(async_ev);
+	ck_assert_uint_eq(stats().requests_active, 0);
+	/* The server goes with a request in the handler's hands. */
+	send_request(p, 3, FCGI_KEEP_CONN, "/async", NULL, 0);
+	run_for(0.02);
+	ck_assert_ptr_nonnull(async_ev);
+	evfcgi_server_free(srv);
+	srv = NULL;
+	ck_assert_int_eq(async_aborted, 2);
+	ck_assert_ptr_null(async_ev);
+	peer_free(p);
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -1257,7 +1761,10 @@ conn_suite(void)
 	    stray_records_ignored, drain_answers_paused_input,
 	    eof_after_requests_answers_them, refused_without_keep_conn_closes,
 	    get_values_with_an_id, head_has_no_body, body_without_length,
-	    input_cap_answers_503, NULL);
+	    input_cap_answers_503, routes_prefix_default_405,
+	    header_lines_sent, stream_pauses_and_resumes, stream_64mib_bounded,
+	    stream_body_limit, stream_aborted, body_from_fd,
+	    async_answer_and_abort, NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,

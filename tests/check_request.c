@@ -52,10 +52,21 @@ fake_failed(void *owner, const char *why)
 	n_failed++;
 }
 
+static int			 n_resume;
+
+static void
+fake_resume(struct evfcgi_req *r, void *owner)
+{
+	(void)r;
+	ck_assert_ptr_eq(owner, &flink);
+	n_resume++;
+}
+
 static const struct req_ops fake_ops = {
 	.ro_done = fake_done,
 	.ro_produce = fake_produce,
-	.ro_failed = fake_failed
+	.ro_failed = fake_failed,
+	.ro_resume = fake_resume
 };
 
 static void
@@ -80,7 +91,7 @@ setup(void)
 	flink.rl_env = &fenv;
 	flink.rl_owner = &flink;
 	flink.rl_peer = "test";
-	n_done = n_produce = n_failed = handled = 0;
+	n_done = n_produce = n_failed = handled = n_resume = 0;
 }
 
 static void
@@ -117,7 +128,18 @@ req_with(const char *const *nv)
 	if (len > 0)
 		ck_assert_int_eq(req_params_add(r, buf, len), 0);
 	ck_assert_int_eq(req_params_end(r, &why), 0);
+	if (r->r_state == REQ_STDIN)
+		req_route(r, &(struct req_route){ NULL, NULL, 0, NULL }, 0);
 	return r;
+}
+
+/* Hands r to fn as its route would have (fn NULL: none). */
+static void
+dispatch(struct evfcgi_req *r, evfcgi_handler fn, void *arg, int full)
+{
+	r->r_fn = fn;
+	r->r_fn_arg = arg;
+	req_dispatch(r, full);
 }
 
 /* The STDOUT bytes in the output, NUL-ended (static). */
@@ -163,7 +185,7 @@ START_TEST(lifecycle_to_done)
 	ck_assert_int_eq(r->r_state, REQ_STDIN);
 	ck_assert_uint_eq(st.requests_total, 1);
 	ck_assert_uint_eq(st.requests_active, 1);
-	req_dispatch(r, handler, &handled, 0);
+	dispatch(r, handler, &handled, 0);
 	ck_assert_int_eq(handled, 1);
 	ck_assert_int_eq(n_done, 1);
 	ck_assert_int_eq(done_state, REQ_DONE);
@@ -214,7 +236,7 @@ START_TEST(steps_refused)
 	ck_assert_int_eq(req_set_state(r, REQ_PARAMS), -1);
 	ck_assert_int_eq(req_set_state(r, REQ_DONE), -1);
 	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
-	ck_assert_int_eq(req_set_state(r, REQ_DRAIN), -1);
+	ck_assert_int_eq(req_set_state(r, REQ_PARAMS), -1);
 	ck_assert_int_eq(req_set_state(r, REQ_STDIN), -1);
 	ck_assert_int_eq(req_set_state(r, REQ_DONE), 0);
 	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), -1);
@@ -254,7 +276,7 @@ START_TEST(engine_answers)
 	static const char *const nv[] = { NULL };
 	struct evfcgi_req	*r = req_with(nv);
 
-	req_dispatch(r, NULL, NULL, 0);
+	dispatch(r, NULL, NULL, 0);
 	ck_assert_str_eq(stdout_text(), "Status: 404 Not Found\r\n"
 	    "Content-Type: text/plain\r\nContent-Length: 14\r\n\r\n"
 	    "404 Not Found\n");
@@ -262,7 +284,7 @@ START_TEST(engine_answers)
 	req_free(r);
 	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
 	r = req_with(nv);
-	req_dispatch(r, handler, &handled, 1);
+	dispatch(r, handler, &handled, 1);
 	ck_assert_int_eq(handled, 0);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 503 "));
 	ck_assert_uint_eq(st.overloaded, 1);
@@ -375,6 +397,198 @@ START_TEST(output_fails)
 }
 END_TEST
 
+/* Header lines: names are tokens, values free of control characters. */
+START_TEST(header_lines_checked)
+{
+	static const char *const nv[] = { NULL };
+	static const char *const bad_names[] = { "", "Bad Name", "X:y",
+	    "X\r\nY", "caf\xc3\xa9", "(x)", "a/b", "Status", "content-length",
+	    NULL };
+	static const char *const bad_values[] = { "a\rb", "a\nb", "\r\n",
+	    "a\x01", "\x7f", "x\r\nSet-Cookie: evil=1", NULL };
+	struct evfcgi_req	*r = req_with(nv);
+	size_t			 i;
+
+	for (i = 0; bad_names[i] != NULL; i++)
+		ck_assert_msg(evfcgi_header_add(r, bad_names[i], "v") == -1,
+		    "name '%s' taken", bad_names[i]);
+	for (i = 0; bad_values[i] != NULL; i++)
+		ck_assert_msg(evfcgi_header_add(r, "X-V", bad_values[i]) == -1,
+		    "value %zu taken", i);
+	ck_assert_int_eq(evfcgi_header_add(r, "X-Tab", "a\tb"), 0);
+	ck_assert_int_eq(evfcgi_header_add(r, "x!#$%&'*+-.^_`|~9", ""), 0);
+	ck_assert_int_eq(evfcgi_header(r, 200, "text/\r\nX: y", 0), -1);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), 0);
+	ck_assert_int_eq(evfcgi_header(r, 204, NULL, -1), 0);
+	ck_assert_str_eq(stdout_text(), "Status: 204 No Content\r\n"
+	    "X-Tab: a\tb\r\nx!#$%&'*+-.^_`|~9: \r\n\r\n");
+	/* After the header block: refused. */
+	ck_assert_int_eq(evfcgi_header_add(r, "X-Late", "1"), -1);
+	evfcgi_finish(r);
+	req_free(r);
+}
+END_TEST
+
+/* Several lines of one name go out in order; the pool forgets them. */
+START_TEST(header_lines_many)
+{
+	static const char *const nv[] = { NULL };
+	struct evfcgi_req	*r = req_with(nv);
+	char			 big[70000];
+
+	ck_assert_int_eq(evfcgi_header_add(r, "Location", "/x"), 0);
+	ck_assert_int_eq(evfcgi_header_add(r, "Set-Cookie", "a=1"), 0);
+	ck_assert_int_eq(evfcgi_header_add(r, "Set-Cookie", "b=2"), 0);
+	evfcgi_respond(r, 302, "text/plain", "x", 1);
+	ck_assert_str_eq(stdout_text(), "Status: 302 Found\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: 1\r\n"
+	    "Location: /x\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\nx");
+	req_free(r);
+	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	/* The next request from the pool has none of them. */
+	r = req_with(nv);
+	evfcgi_respond(r, 200, "text/plain", "y", 1);
+	ck_assert_str_eq(stdout_text(), "Status: 200 OK\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: 1\r\n\r\ny");
+	req_free(r);
+	/* Past 64 KiB of lines: refused. */
+	r = req_with(nv);
+	memset(big, 'v', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(evfcgi_header_add(r, "X-Big", big), -1);
+	big[60000] = '\0';
+	ck_assert_int_eq(evfcgi_header_add(r, "X-Big", big), 0);
+	ck_assert_int_eq(evfcgi_header_add(r, "X-Big", big), -1);
+	req_free(r);
+}
+END_TEST
+
+/* %XX decoding: every malformed escape and %00 refused, '+' kept. */
+START_TEST(percent_decoding)
+{
+	static const struct {
+		const char	*in;
+		const char	*out;		/* NULL: refused */
+	} t[] = {
+		{ "/hel%6co", "/hello" }, { "/a%2Fb", "/a/b" },
+		{ "/a+b", "/a+b" }, { "%41%42%43", "ABC" },
+		{ "/%e2%82%ac", "/\xe2\x82\xac" }, { "/%7E%7e", "/~~" },
+		{ "/%25", "/%" }, { "", "" },
+		{ "%", NULL }, { "/%", NULL }, { "/%4", NULL }, { "/%G0", NULL },
+		{ "/%0G", NULL }, { "/%00", NULL }, { "/a%00b", NULL },
+		{ "/%%41", NULL }, { "/% 1", NULL }, { "/%-1", NULL },
+		{ "/%x", NULL }, { "/ok%2", NULL }
+	};
+	char	 out[64];
+	size_t	 i;
+	long	 n;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		n = req_pct_decode(out, t[i].in, strlen(t[i].in));
+		if (t[i].out == NULL)
+			ck_assert_msg(n == -1, "'%s' decoded", t[i].in);
+		else {
+			ck_assert_msg(n == (long)strlen(t[i].out),
+			    "'%s': %ld", t[i].in, n);
+			ck_assert_str_eq(out, t[i].out);
+		}
+	}
+}
+END_TEST
+
+/* The request's view: decoded path, raw URI, method, peer, all params. */
+START_TEST(request_view)
+{
+	static const char *const nv[] = { "REQUEST_METHOD", "PUT",
+	    "REQUEST_URI", "/hel%6co+x?q=%41", "QUERY_STRING", "q=%41",
+	    "REMOTE_ADDR", "192.0.2.7", "REMOTE_PORT", "40000", NULL };
+	static const char *const nv2[] = { "REQUEST_URI", "/x%0",
+	    "REMOTE_PORT", "99999", NULL };
+	struct evfcgi_req	*r = req_with(nv);
+	const char		*name, *value;
+	size_t			 i = 0, k = 0;
+	int			 port = -1;
+
+	ck_assert_str_eq(evfcgi_path(r), "/hello+x");
+	ck_assert_str_eq(evfcgi_raw_uri(r), "/hel%6co+x?q=%41");
+	ck_assert_str_eq(evfcgi_query(r), "q=%41");
+	ck_assert_str_eq(evfcgi_method(r), "PUT");
+	ck_assert_str_eq(evfcgi_remote_addr(r, &port), "192.0.2.7");
+	ck_assert_int_eq(port, 40000);
+	while (evfcgi_param_next(r, &i, &name, &value)) {
+		ck_assert_str_eq(name, nv[2 * k]);
+		ck_assert_str_eq(value, nv[2 * k + 1]);
+		k++;
+	}
+	ck_assert_uint_eq(k, 5);
+	ck_assert_int_eq(evfcgi_param_next(r, &i, &name, &value), 0);
+	req_free(r);
+	/* A bad escape is answered 400 before any route. */
+	r = req_with(nv2);
+	ck_assert_int_eq(r->r_state, REQ_DRAIN);
+	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 400 "));
+	ck_assert_str_eq(evfcgi_method(r), "");
+	ck_assert_ptr_null(evfcgi_remote_addr(r, &port));
+	ck_assert_int_eq(port, 0);
+	req_free(r);
+}
+END_TEST
+
+static int	 freed;
+
+static void
+count_free(const void *data, void *arg)
+{
+	ck_assert_ptr_eq(arg, &freed);
+	ck_assert_ptr_nonnull(data);
+	freed++;
+}
+
+/* By reference with a free callback: called once, after the last slice. */
+START_TEST(write_ref_free)
+{
+	static const char *const nv[] = { NULL };
+	static const char *const head[] = { "REQUEST_METHOD", "HEAD", NULL };
+	static char		 data[200000];
+	struct evfcgi_req	*r = req_with(nv);
+
+	freed = 0;
+	memset(data, 'd', sizeof(data));
+	ck_assert_int_eq(evfcgi_write_ref_free(r, data, 1, count_free,
+	    &freed), -1);
+	ck_assert_int_eq(freed, 1);
+	dispatch(r, NULL, NULL, 0);
+	req_free(r);
+	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	freed = 0;
+	r = req_with(nv);
+	r->r_state = REQ_HANDLER;
+	ck_assert_int_eq(evfcgi_header(r, 200, "a/b", sizeof(data)), 0);
+	ck_assert_int_eq(evfcgi_write_ref_free(r, data, sizeof(data),
+	    count_free, &freed), 0);
+	ck_assert_int_eq(freed, 0);
+	ck_assert_uint_gt(evbuffer_get_length(flink.rl_out), sizeof(data));
+	/* Drained up to the last slice's last byte: not yet. */
+	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out) - 8);
+	ck_assert_int_eq(freed, 0);
+	evbuffer_drain(flink.rl_out, 8);
+	ck_assert_int_eq(freed, 1);
+	r->r_state = REQ_STDIN;
+	req_free(r);
+	/* HEAD: nothing queued, freed at once. */
+	freed = 0;
+	r = req_with(head);
+	r->r_state = REQ_HANDLER;
+	ck_assert_int_eq(evfcgi_header(r, 200, "a/b", 5), 0);
+	ck_assert_int_eq(evfcgi_write_ref_free(r, data, 5, count_free,
+	    &freed), 0);
+	ck_assert_int_eq(freed, 1);
+	r->r_state = REQ_STDIN;
+	req_free(r);
+	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+}
+END_TEST
+
 static Suite *
 request_suite(void)
 {
@@ -382,11 +596,11 @@ request_suite(void)
 
 	suite_add_case(s, "core", setup, teardown, 0, lifecycle_to_done, cgi_view,
 	    steps_refused, second_header_refused, engine_answers, producer,
-	    NULL);
+	    header_lines_many, request_view, write_ref_free, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0, params_over_limit,
 	    body_length_checks, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0, malformed_pairs,
-	    output_fails, NULL);
+	    output_fails, header_lines_checked, percent_decoding, NULL);
 	return s;
 }
 
