@@ -136,6 +136,8 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_keep = keep != 0;
 	r->r_state = REQ_PARAMS;
 	r->r_head = HEAD_NONE;
+	r->r_status = 0;
+	r->r_sent = 0;
 	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_begun);
 	link->rl_env->re_st->requests_total++;
 	link->rl_env->re_st->requests_active++;
@@ -604,6 +606,7 @@ evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
 	    HDR_PUT("\r\n\r\n") == -1)
 		return -1;
 	r->r_head = HEAD_SENT;
+	r->r_status = status;
 	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
 	    buf, n));
 }
@@ -629,6 +632,7 @@ evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
 
 	if ((ok = req_body_writable(r)) <= 0)
 		return ok;
+	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -640,6 +644,7 @@ evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 
 	if ((ok = req_body_writable(r)) <= 0)
 		return ok;
+	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_ref(r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -654,6 +659,7 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 		return -1;
 	if (ok == 0)
 		return evbuffer_drain(src, len);
+	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_move(r->r_link->rl_out, r->r_id,
 	    src, len));
 }
@@ -687,6 +693,8 @@ evfcgi_finish(struct evfcgi_req *r)
 		(void)req_out(r, fcgi_out_finish(l->rl_out, r->r_id));
 	(void)req_set_state(r, r->r_state == REQ_HANDLER ? REQ_DONE :
 	    REQ_DRAIN);
+	if (l->rl_env->re_finished != NULL)
+		l->rl_env->re_finished(l->rl_env->re_finished_arg, r);
 	l->rl_env->re_ops->ro_done(r, l->rl_owner);
 }
 
