@@ -318,7 +318,7 @@ route_status(struct evfcgi_req *req, void *arg)
 {
 	const struct evfcgi_limits	*lim;
 	struct evfcgi_stats		 st;
-	char				 buf[2048];
+	char				 buf[4096];
 	int				 n;
 
 	(void)arg;
@@ -336,7 +336,14 @@ route_status(struct evfcgi_req *req, void *arg)
 	    "\"bytes_input\":%" PRIu64 ",\"peak_bytes_input\":%" PRIu64 ","
 	    "\"stalled_sockets\":%" PRIu64 ",\"overloaded\":%" PRIu64 ","
 	    "\"rejected\":%" PRIu64 ",\"aborted\":%" PRIu64 ","
-	    "\"closed_on_error\":%" PRIu64 ","
+	    "\"closed_on_error\":%" PRIu64 ",\"denied\":%" PRIu64 ","
+	    "\"bytes_written\":%" PRIu64 ",\"body_bytes\":%" PRIu64 ","
+	    "\"answered\":{\"2xx\":%" PRIu64 ",\"3xx\":%" PRIu64 ","
+	    "\"4xx\":%" PRIu64 ",\"5xx\":%" PRIu64 "},"
+	    "\"limit_answers\":{\"413\":%" PRIu64 ",\"431\":%" PRIu64 ","
+	    "\"503\":%" PRIu64 "},\"timeouts\":{\"header\":%" PRIu64 ","
+	    "\"record\":%" PRIu64 ",\"idle\":%" PRIu64 ",\"write\":%" PRIu64
+	    "},"
 	    "\"limits\":{\"max_conns\":%zu,\"max_reqs\":%zu,"
 	    "\"max_conn_requests\":%zu,\"max_params\":%zu,\"max_body\":%zu,"
 	    "\"max_size\":%" PRIu64 ",\"high_water\":%zu,\"low_water\":%zu,"
@@ -347,7 +354,11 @@ route_status(struct evfcgi_req *req, void *arg)
 	    st.requests_active, st.bytes_queued, st.peak_bytes_queued,
 	    st.bytes_input, st.peak_bytes_input,
 	    st.stalled, st.overloaded, st.rejected, st.aborted,
-	    st.closed_on_error, lim->max_conns, lim->max_reqs,
+	    st.closed_on_error, st.denied, st.bytes_written, st.body_bytes,
+	    st.answered_2xx, st.answered_3xx, st.answered_4xx, st.answered_5xx,
+	    st.status_413, st.status_431, st.status_503, st.timeouts_header,
+	    st.timeouts_record, st.timeouts_idle, st.timeouts_write,
+	    lim->max_conns, lim->max_reqs,
 	    lim->max_conn_requests, lim->max_params, lim->max_body,
 	    app_cfg.max_size, lim->high_water, lim->low_water, lim->max_queued,
 	    lim->max_input,
