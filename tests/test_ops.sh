@@ -13,7 +13,8 @@ ROOT=0
 # exited PID / term_wait PID: PID (a child of this shell) is a zombie or
 # gone; SIGTERM to it, true when it exits 0 within 10 s.
 exited() {
-	[ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" = Z ]
+	[ ! -e "/proc/$1/stat" ] ||
+		[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]
 }
 term_wait() {
 	kill -TERM "$1"
@@ -107,11 +108,22 @@ exits_with "--config: a missing file is named" 2 \
 	'--config /nonexistent/evfcgid.conf: No such file' "$EVFCGID" --config /nonexistent/evfcgid.conf
 
 # --- --allow and FCGI_WEB_SERVER_ADDRS --------------------------------------
-p=$(freeport)
-args=(--listen "0.0.0.0:$p" --allow 127.0.0.1)
-have_ipv6_loopback && { p6=$(freeport); args+=(--listen "[::1]:$p6"); }
-daemon "${args[@]}"
-wait_port "$p"
+# daemon_on_free_port ARGS...: daemon ARGS with --listen 0.0.0.0:$p (and
+# [::1]:$p6 when the host has it) on free ports, tried again on others if
+# another program took one meanwhile.
+daemon_on_free_port() {
+	local try
+	for try in 1 2 3 4 5; do
+		p=$(freeport) p6=""
+		local -a l=(--listen "0.0.0.0:$p")
+		have_ipv6_loopback && { p6=$(freeport); l+=(--listen "[::1]:$p6"); }
+		daemon "${l[@]}" "$@"
+		wait_port "$p" 5 && kill -0 "$D_PID" 2>/dev/null && return 0
+		sed 's/^/# /' "$D_LOG"
+	done
+	return 1
+}
+daemon_on_free_port --allow 127.0.0.1
 check "--allow 127.0.0.1: a peer at 127.0.0.1 is served" served_from 127.0.0.1 127.0.0.1 "$p"
 check "--allow 127.0.0.1: a peer at 127.0.0.2 is closed at once" refused_from 127.0.0.2 127.0.0.1 "$p"
 check "the refusal is logged with the peer" \
@@ -130,9 +142,7 @@ lines=$(grep -c 'not an allowed peer' "$D_LOG")
 check "the log is rate-limited: $lines lines for $denied refusals" test "$lines" -le 3
 term_wait "$D_PID"
 
-p=$(freeport)
-FCGI_WEB_SERVER_ADDRS=127.0.0.2 daemon --listen "0.0.0.0:$p"
-wait_port "$p"
+FCGI_WEB_SERVER_ADDRS=127.0.0.2 daemon_on_free_port
 check "FCGI_WEB_SERVER_ADDRS=127.0.0.2: 127.0.0.2 is served" served_from 127.0.0.2 127.0.0.1 "$p"
 check "FCGI_WEB_SERVER_ADDRS=127.0.0.2: 127.0.0.1 is not" refused_from 127.0.0.1 127.0.0.1 "$p"
 term_wait "$D_PID"
@@ -230,8 +240,10 @@ REMOTE_ADDR=192.0.2.9 SERVER_PROTOCOL=HTTP/1.1 fcgi_req "127.0.0.1:$p" "/size?20
 REMOTE_ADDR=192.0.2.9 SERVER_PROTOCOL=HTTP/1.1 fcgi_req "127.0.0.1:$p" /no/such >/dev/null
 REQUEST_METHOD=HEAD REQUEST_URI=/big SERVER_PROTOCOL=HTTP/1.1 \
 	cgi-fcgi -bind -connect "127.0.0.1:$p" </dev/null >/dev/null
-five() { [ "$(wc -l <"$T/access.log")" -ge 5 ]; }
-wait_until 5 five
+HTTP_USER_AGENT=$'x\n1.2.3.4 - - [forged] "GET /admin HTTP/1.1" 200 1 "-" "-" 0.1\n\001\377' \
+	SERVER_PROTOCOL=HTTP/1.1 fcgi_req "127.0.0.1:$p" /hello >/dev/null
+six() { [ "$(wc -l <"$T/access.log")" -ge 6 ]; }
+wait_until 5 six
 sed 's/^/#   /' "$T/access.log"
 line_ok() {
 	grep -qE "$1" "$T/access.log" || { echo "# no line like /$1/"; return 1; }
@@ -243,11 +255,14 @@ check "access log: /size?1000 200 1000 bytes" line_ok "\"GET /size\?1000 HTTP/1\
 check "access log: over --max-size, 413 and its error page's bytes" line_ok "\"GET /size\?2000000 HTTP/1\.1\" 413 [0-9]+ "
 check "access log: unknown path, 404" line_ok "\"GET /no/such HTTP/1\.1\" 404 [0-9]+ "
 check "access log: HEAD /big, 200 and no body bytes" line_ok "^- - - $ts \"HEAD /big HTTP/1\.1\" 200 0 "
+check "access log: a user agent with newlines cannot forge a line (6 lines, escaped)" \
+	bash -c "[ \$(wc -l <'$T/access.log') -eq 6 ] && ! grep -q '^1\.2\.3\.4' '$T/access.log' &&
+		grep -qF '\"x\\x0a1.2.3.4 - - [forged] \\\"GET /admin' '$T/access.log' && grep -qF '\\x01\\xff\" ' '$T/access.log'"
 "$F" -n 2000 -c 4 -k "127.0.0.1:$p" /hello >/dev/null 2>&1
-hellos() { [ "$(grep -c '"GET /hello' "$T/access.log")" -ge 2001 ]; }
+hellos() { [ "$(grep -c '"GET /hello' "$T/access.log")" -ge 2002 ]; }
 wait_until 5 hellos
 n=$(grep -c '"GET /hello HTTP/1.1" 200 12 ' "$T/access.log")
-check "access log: 2000 kept-connection requests, 2000 more whole lines ($n in all)" test "$n" -eq 2001
+check "access log: 2000 kept-connection requests, 2000 more whole lines ($n in all)" test "$n" -eq 2002
 mv "$T/access.log" "$T/access.log.1"
 kill -HUP "$D_PID"
 wait_file "$T/access.log" 5
@@ -255,7 +270,7 @@ SERVER_PROTOCOL=HTTP/1.0 fcgi_req "127.0.0.1:$p" "/size?7" >/dev/null
 wait_until 5 grep -q 'size?7' "$T/access.log"
 check "SIGHUP after mv: the next line goes to a new file at the path" grep -q '"GET /size?7 HTTP/1.0" 200 7 ' "$T/access.log"
 check "SIGHUP after mv: the moved file kept its lines and got no more" \
-	bash -c "[ \$(wc -l <'$T/access.log.1') -eq 2005 ] && ! grep -q 'size?7' '$T/access.log.1'"
+	bash -c "[ \$(wc -l <'$T/access.log.1') -eq 2006 ] && ! grep -q 'size?7' '$T/access.log.1'"
 check "--access-log: SIGTERM, exit 0" term_wait "$D_PID"
 exits_with "--access-log in a missing directory: refused, says so" 1 \
 	'--access-log /nonexistent/dir/a.log: No such file' \
