@@ -13,13 +13,15 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wsign-compare
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. -Isrc $(WARN) $(CFLAGS) $(LIBEVENT_CFLAGS)
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-DAEMON_OBJS = src/app.o src/main.o
+DAEMON_SRCS = src/app.c src/main.c src/options.c
+DAEMON_OBJS = $(DAEMON_SRCS:.c=.o)
 
-# The engine is every src/*.c but the demo routes and the command line.
+# The engine is every src/*.c but the demo routes and the command line
+# (main, options).
 # Each object is compiled once per flavour: plain (src/*.o) and with
 # AddressSanitizer and UndefinedBehaviorSanitizer (src/asan/*.o), for the
 # Check suites and the fuzz replay.
-LIB_SRCS = $(filter-out src/app.c src/main.c,$(wildcard src/*.c))
+LIB_SRCS = $(filter-out $(DAEMON_SRCS),$(wildcard src/*.c))
 LIB_OBJS = $(LIB_SRCS:.c=.o)
 LIB_OBJS_ASAN = $(patsubst src/%.c,src/asan/%.o,$(LIB_SRCS))
 LIB_OBJS_PIC = $(patsubst src/%.c,src/pic/%.o,$(LIB_SRCS))

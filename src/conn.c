@@ -330,8 +330,10 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	budget_add(c->c_env->ce_budget,
 	    (long long)info->n_added - (long long)info->n_deleted);
 	/* Bytes written: the write timeout counts afresh. */
-	if (info->n_deleted > 0)
+	if (info->n_deleted > 0) {
 		c->c_stuck = 0;
+		c->c_env->ce_st->bytes_written += info->n_deleted;
+	}
 	/* New output leaves once the running callback is done. */
 	if (info->n_added > 0 && !c->c_flush_due && !c->c_writing &&
 	    c->c_fail_why == NULL) {
@@ -651,13 +653,16 @@ conn_timeoutcb(evutil_socket_t fd, short what, void *arg)
 	conn_enter(c);
 	if (c->c_timer_kind == TIMER_FAIL)
 		conn_error(c, c->c_fail_why);
-	else if (c->c_timer_kind == TIMER_HEADER)
+	else if (c->c_timer_kind == TIMER_HEADER) {
+		c->c_env->ce_st->timeouts_header++;
 		conn_error(c, "header timeout: PARAMS incomplete");
-	else if (c->c_timer_kind == TIMER_RECORD)
+	} else if (c->c_timer_kind == TIMER_RECORD) {
+		c->c_env->ce_st->timeouts_record++;
 		conn_error(c, "record timeout: a record still incomplete");
-	else if (c->c_tab.rt_n > 0)
+	} else if (c->c_tab.rt_n > 0) {
+		c->c_env->ce_st->timeouts_idle++;
 		conn_error(c, "idle timeout: request body stalled");
-	else
+	} else
 		conn_close(c, NULL);
 	conn_leave(c);
 }
@@ -754,6 +759,7 @@ conn_write_timeout(struct conn *c)
 		return;
 	snprintf(why, sizeof(why), "no write progress for %d s",
 	    c->c_env->ce_lim->write_timeout);
+	c->c_env->ce_st->timeouts_write++;
 	conn_error(c, why);
 }
 

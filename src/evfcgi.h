@@ -73,6 +73,21 @@ struct evfcgi_stats {
 	uint64_t	rejected;		/* answered 413 or 431 */
 	uint64_t	aborted;		/* ABORT_REQUEST or peer gone */
 	uint64_t	closed_on_error;	/* malformed input or a timeout */
+	uint64_t	denied;			/* peers closed at accept: not in
+						   the allowed list */
+	uint64_t	bytes_written;		/* to the sockets, all records */
+	uint64_t	body_bytes;		/* response bodies queued */
+	uint64_t	answered_2xx;		/* requests finished, by status */
+	uint64_t	answered_3xx;
+	uint64_t	answered_4xx;
+	uint64_t	answered_5xx;		/* (and any other status) */
+	uint64_t	status_413;		/* limit hits by answer */
+	uint64_t	status_431;
+	uint64_t	status_503;
+	uint64_t	timeouts_header;	/* PARAMS not complete in time */
+	uint64_t	timeouts_record;	/* a record trickled */
+	uint64_t	timeouts_idle;		/* a request body stalled */
+	uint64_t	timeouts_write;		/* output without progress */
 };
 
 /*

@@ -239,3 +239,59 @@ sockaddr_name(const struct sockaddr *sa, char *buf, size_t len)
 	} else
 		snprintf(buf, len, "unix");
 }
+
+int
+listen_activated(int first, char *names, size_t nameslen, char *err,
+    size_t errlen)
+{
+	const char	*pid_s, *fds_s, *nm;
+	char		*end;
+	long		 pid, n, i;
+	socklen_t	 olen;
+	int		 on, type;
+
+	names[0] = '\0';
+	pid_s = getenv("LISTEN_PID");
+	fds_s = getenv("LISTEN_FDS");
+	if ((nm = getenv("LISTEN_FDNAMES")) != NULL)
+		snprintf(names, nameslen, "%s", nm);
+	if (pid_s == NULL || fds_s == NULL)
+		return 0;
+	errno = 0;
+	pid = strtol(pid_s, &end, 10);
+	if (errno != 0 || *end != '\0' || *pid_s == '\0' || pid <= 0) {
+		snprintf(err, errlen, "LISTEN_PID=%s: not a process id", pid_s);
+		return -1;
+	}
+	(void)unsetenv("LISTEN_PID");
+	(void)unsetenv("LISTEN_FDS");
+	(void)unsetenv("LISTEN_FDNAMES");
+	if (pid != (long)getpid())
+		return 0;
+	errno = 0;
+	n = strtol(fds_s, &end, 10);
+	if (errno != 0 || *end != '\0' || *fds_s == '\0' || n < 0 ||
+	    n > 1024) {
+		snprintf(err, errlen, "LISTEN_FDS=%s: not a count of sockets",
+		    fds_s);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		on = type = 0;
+		olen = sizeof(on);
+		if (getsockopt(first + (int)i, SOL_SOCKET, SO_ACCEPTCONN, &on,
+		    &olen) == -1 || !on) {
+			snprintf(err, errlen, "LISTEN_FDS: fd %ld is not a "
+			    "listening socket", first + i);
+			return -1;
+		}
+		olen = sizeof(type);
+		if (getsockopt(first + (int)i, SOL_SOCKET, SO_TYPE, &type,
+		    &olen) == -1 || type != SOCK_STREAM) {
+			snprintf(err, errlen, "LISTEN_FDS: fd %ld is not a "
+			    "stream socket", first + i);
+			return -1;
+		}
+	}
+	return (int)n;
+}

@@ -44,6 +44,20 @@ int	addr_resolve(const char *host, const char *port, int passive,
 int	listen_bind(const char *addr, int mode, int backlog, char *err,
 	    size_t errlen);
 
+/*
+ * The listening sockets systemd passed (the sd_listen_fds(3) protocol):
+ * when LISTEN_PID is this process, LISTEN_FDS=N names fds first to
+ * first+N-1 (first is LISTEN_FDS_START but for tests).
+ * Unsets LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES, so that no child takes
+ * them for its own, after copying LISTEN_FDNAMES (for logs; "" if absent)
+ * into names.  Returns N (0: none passed to this process), or -1 with a
+ * message in err when the variables are malformed or an fd is not a
+ * listening stream socket.
+ */
+#define LISTEN_FDS_START	3
+int	listen_activated(int first, char *names, size_t nameslen, char *err,
+	    size_t errlen);
+
 /* "1.2.3.4:80", "[::1]:80" or "unix" (for logs), into buf. */
 void	sockaddr_name(const struct sockaddr *sa, char *buf, size_t len);
 

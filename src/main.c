@@ -1,5 +1,7 @@
 /*
- * main.c: evfcgid's command line: flags, listeners, then the loop.
+ * main.c: evfcgid itself: the options (options.c), the listeners (given,
+ * passed by systemd, or fd 0), giving up root, then the loop, in one
+ * process or in workers.
  */
 #include <sys/types.h>
 #include <sys/resource.h>
@@ -7,8 +9,6 @@
 #include <sys/wait.h>
 
 #include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stddef.h>
 #include <signal.h>
@@ -23,214 +23,29 @@
 #include "config.h"
 #include "app.h"
 #include "evfcgi.h"
+#include "listen.h"
 #include "log.h"
+#include "options.h"
+#include "privs.h"
+#include "server_ops.h"
 
-#define MAX_LISTEN	16
-#define MAX_WORKERS	64
-#define OPT_BASE	256	/* getopt values of table rows start here */
-
-/* Everything the command line sets. */
-struct config {
-	struct evfcgi_limits	 lim;
-	struct app_config	 app;
-	const char		*listen[MAX_LISTEN];
-	size_t			 nlisten;
-	long			 mode;
-	const char		*log_file;
-	int			 level;
-	int			 use_syslog;
-	int			 workers;
-	const char		*backend;	/* NULL: libevent's choice */
-};
-
-/* How a flag's argument is read and where it goes. */
-enum opt_kind {
-	K_SIZE,		/* size_t, k/m/g suffix, in [min, max] */
-	K_U64,		/* uint64_t, likewise */
-	K_INT,		/* int, likewise (seconds, counts) */
-	K_MODE,		/* octal file mode */
-	K_STR,		/* const char *, as given */
-	K_LISTEN,	/* appended to the listen list */
-	K_ON,		/* no argument: the int is set to 1 */
-	K_VERBOSE,	/* no argument: one level more */
-	K_QUIET,	/* no argument: warnings and errors only */
-	K_HELP,
-	K_VERSION
-};
-
-struct opt {
-	const char	*o_name;
-	int		 o_short;	/* 0: long only */
-	enum opt_kind	 o_kind;
-	size_t		 o_off;		/* in struct config */
-	uint64_t	 o_min;
-	uint64_t	 o_max;
-};
-
-#define LIM(f)	offsetof(struct config, lim.f)
-#define CFG(f)	offsetof(struct config, f)
-
-static const struct opt opts[] = {
-	{ "listen", 'l', K_LISTEN, 0, 0, 0 },
-	{ "socket-mode", 0, K_MODE, CFG(mode), 0, 07777 },
-	{ "max-conns", 'c', K_SIZE, LIM(max_conns), 1, 1000000 },
-	{ "max-reqs", 'm', K_SIZE, LIM(max_reqs), 1, 65535 },
-	{ "max-conn-requests", 0, K_SIZE, LIM(max_conn_requests), 0,
-	    UINT32_MAX },
-	{ "max-params", 0, K_SIZE, LIM(max_params), 1, SIZE_MAX / 2 },
-	{ "max-body", 0, K_SIZE, LIM(max_body), 0, SIZE_MAX / 2 },
-	{ "max-size", 0, K_U64, CFG(app.max_size), 0, UINT64_MAX / 2 },
-	{ "high-water", 0, K_SIZE, LIM(high_water), 1, SIZE_MAX / 2 },
-	{ "low-water", 0, K_SIZE, LIM(low_water), 0, SIZE_MAX / 2 },
-	{ "max-queued", 0, K_SIZE, LIM(max_queued), 1, SIZE_MAX / 2 },
-	{ "max-input", 0, K_SIZE, LIM(max_input), 1, SIZE_MAX / 2 },
-	{ "header-timeout", 0, K_INT, LIM(header_timeout), 1, 86400 },
-	{ "idle-timeout", 0, K_INT, LIM(idle_timeout), 1, 86400 },
-	{ "write-timeout", 0, K_INT, LIM(write_timeout), 1, 86400 },
-	{ "drain-timeout", 0, K_INT, LIM(drain_timeout), 1, 86400 },
-	{ "sndbuf", 0, K_SIZE, LIM(sndbuf), 0, INT_MAX / 2 },
-	{ "log-file", 0, K_STR, CFG(log_file), 0, 0 },
-	{ "syslog", 0, K_ON, CFG(use_syslog), 0, 0 },
-	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
-	{ "event-backend", 0, K_STR, CFG(backend), 0, 0 },
-	{ "verbose", 'v', K_VERBOSE, CFG(level), 0, 0 },
-	{ "quiet", 'q', K_QUIET, CFG(level), 0, 0 },
-	{ "help", 'h', K_HELP, 0, 0, 0 },
-	{ "version", 'V', K_VERSION, 0, 0, 0 }
-};
-
-#define NOPTS	(sizeof(opts) / sizeof(opts[0]))
-
-static void	usage(FILE *);
-static uint64_t	arg_size(const char *, const char *, uint64_t, uint64_t);
-static int	set_opt(struct config *, const struct opt *, const char *);
-static int	parse_args(int, char **, struct config *);
 static struct evfcgi_server *setup(const struct config *,
 		    struct event_base **);
+static void	setup_listeners(struct evfcgi_server *,
+		    const struct config *);
+static void	socket_owner(const struct config *, const char *);
+static void	drop_root(const struct config *);
 static void	raise_nofile(size_t);
 static struct event_base *base_new(const char *);
 static void	select_limits(struct config *);
 static void	forward_signal(int);
 static pid_t	spawn_worker(struct evfcgi_server *, struct event_base *,
-		    const sigset_t *);
+		    const sigset_t *, int);
 static int	run_workers(struct evfcgi_server *, struct event_base *, int);
 
 static pid_t			worker_pids[MAX_WORKERS];
 static int			nworkers;
 static volatile sig_atomic_t	parent_sig;
-
-static void
-usage(FILE *f)
-{
-	struct evfcgi_limits	 d;
-
-	evfcgi_limits_default(&d);
-	fprintf(f,
-"usage: evfcgid [options]\n"
-"A single-threaded FastCGI responder on one libevent loop.\n"
-"\n"
-"Listening:\n"
-"  -l, --listen ADDR         HOST:PORT, [V6]:PORT or unix:/path; repeatable.\n"
-"                            Without it, fd 0 is used if it is a listening\n"
-"                            socket (spawn-fcgi, lighttpd bin-path).\n"
-"      --socket-mode MODE    octal mode of unix sockets (default 0660)\n"
-"\n"
-"Limits (sizes take a k, m or g suffix; each answered as said):\n"
-"  -c, --max-conns N         connections at once; accept pauses (%zu)\n"
-"  -m, --max-reqs N          requests in flight per connection; beyond:\n"
-"                            the next waits unread until one ends (%zu)\n"
-"      --max-conn-requests N requests per connection, then it closes;\n"
-"                            0 = no limit (%zu)\n"
-"      --max-params BYTES    PARAMS per request; beyond: 431 (%zu)\n"
-"      --max-body BYTES      request body; beyond: 413 (%zu)\n"
-"      --max-size BYTES      largest /size?N and /stream?N; beyond: 413\n"
-"                            (1g)\n"
-"      --high-water BYTES    output per connection above which it stops\n"
-"                            reading and producers wait (%zu)\n"
-"      --low-water BYTES     output below which they resume (%zu)\n"
-"      --max-queued BYTES    output queued in all connections; beyond:\n"
-"                            producers wait, new requests get 503 (%zu)\n"
-"      --max-input BYTES     PARAMS and bodies held by all requests; a\n"
-"                            request that would pass it gets 503 (%zu)\n"
-"      --header-timeout S    BEGIN_REQUEST to end of PARAMS; then the\n"
-"                            connection is closed (%d)\n"
-"      --idle-timeout S      no input on an idle connection or a request\n"
-"                            body; then it is closed (%d)\n"
-"      --write-timeout S     queued output with no progress (no write, and\n"
-"                            the peer took nothing from the kernel's send\n"
-"                            queue); then the connection is closed (%d).\n"
-"                            Behind a front end, progress shows only in\n"
-"                            steps of its buffers: minutes at 512 B/s\n"
-"      --drain-timeout S     after SIGTERM/SIGINT, time to finish (%d)\n"
-"      --sndbuf BYTES        SO_SNDBUF of each connection (capped at\n"
-"                            net.core.wmem_max, then doubled by the\n"
-"                            kernel); 0 = autotuned up to tcp_wmem's max,\n"
-"                            megabytes per slow reader (%zu)\n"
-"\n"
-"Processes:\n"
-"      --workers N           N processes, each its own loop, sharing the\n"
-"                            listeners; /status counts per process (1)\n"
-"      --event-backend NAME  the kernel interface of the loop: epoll,\n"
-"                            poll or select (libevent's choice: epoll);\n"
-"                            select caps --max-conns below FD_SETSIZE\n"
-"\n"
-"Logging and the rest:\n"
-"      --log-file PATH       append the log there (SIGHUP reopens it)\n"
-"      --syslog              log to syslog (daemon facility)\n"
-"  -v, --verbose             more log: -v info (default), -vv debug\n"
-"  -q, --quiet               errors and warnings only\n"
-"  -h, --help                this text\n"
-"  -V, --version             the version\n"
-"\n"
-"Routes: /hello /big /size?N /stream?N /echo /sleep?MS /status\n",
-	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,
-	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
-	    d.header_timeout, d.idle_timeout, d.write_timeout,
-	    d.drain_timeout, d.sndbuf);
-}
-
-/*
- * Parses a size or count with an optional k/m/g suffix for flag.  Exits
- * with a message when it is not a number in [min, max].
- */
-static uint64_t
-arg_size(const char *flag, const char *s, uint64_t min, uint64_t max)
-{
-	char			*end;
-	unsigned long long	 n;
-	uint64_t		 mult = 1;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		goto bad;
-	n = strtoull(s, &end, 10);
-	if (errno != 0)
-		goto bad;
-	switch (*end) {
-	case 'k': case 'K':
-		mult = 1024;
-		end++;
-		break;
-	case 'm': case 'M':
-		mult = 1024 * 1024;
-		end++;
-		break;
-	case 'g': case 'G':
-		mult = 1024 * 1024 * 1024;
-		end++;
-		break;
-	}
-	if (*end != '\0' || n > UINT64_MAX / mult)
-		goto bad;
-	n *= mult;
-	if (n < min || n > max)
-		goto bad;
-	return n;
-bad:
-	fprintf(stderr, "evfcgid: --%s %s: expected a number from %" PRIu64
-	    " to %" PRIu64 "\n", flag, s, min, max);
-	exit(2);
-}
 
 /* Lets the process hold the connections it was told to accept. */
 static void
@@ -246,128 +61,6 @@ raise_nofile(size_t conns)
 		log_warn("only %llu file descriptors for --max-conns %zu: "
 		    "accept will back off at the limit",
 		    (unsigned long long)rl.rlim_cur, conns);
-}
-
-/*
- * Applies one flag of the table to cfg.  Returns -1 to go on, else the
- * exit status (0 after --help or --version, 2 for a bad value).
- */
-static int
-set_opt(struct config *cfg, const struct opt *o, const char *arg)
-{
-	char	*p = (char *)cfg + o->o_off, *end;
-	long	 mode;
-
-	switch (o->o_kind) {
-	case K_SIZE:
-		*(size_t *)(void *)p = arg_size(o->o_name, arg, o->o_min,
-		    o->o_max);
-		break;
-	case K_U64:
-		*(uint64_t *)(void *)p = arg_size(o->o_name, arg, o->o_min,
-		    o->o_max);
-		break;
-	case K_INT:
-		*(int *)(void *)p = (int)arg_size(o->o_name, arg, o->o_min,
-		    o->o_max);
-		break;
-	case K_MODE:
-		errno = 0;
-		mode = strtol(arg, &end, 8);
-		if (errno != 0 || *end != '\0' || *arg == '\0' || mode < 0 ||
-		    mode > (long)o->o_max) {
-			fprintf(stderr, "evfcgid: --%s %s: expected an octal "
-			    "mode\n", o->o_name, arg);
-			return 2;
-		}
-		*(long *)(void *)p = mode;
-		break;
-	case K_STR:
-		*(const char **)(void *)p = arg;
-		break;
-	case K_LISTEN:
-		if (cfg->nlisten == MAX_LISTEN) {
-			fprintf(stderr, "evfcgid: at most %d --listen\n",
-			    MAX_LISTEN);
-			return 2;
-		}
-		cfg->listen[cfg->nlisten++] = arg;
-		break;
-	case K_ON:
-		*(int *)(void *)p = 1;
-		break;
-	case K_VERBOSE:
-		cfg->level = cfg->level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
-		break;
-	case K_QUIET:
-		cfg->level = LOG_WARNING;
-		break;
-	case K_HELP:
-		usage(stdout);
-		return 0;
-	case K_VERSION:
-		printf("evfcgid %s (libevent %s)\n", PACKAGE_VERSION,
-		    event_get_version());
-		return 0;
-	}
-	return -1;
-}
-
-/*
- * Reads the command line into cfg (defaults first), from the table.
- * Returns -1 to go on, else the status to exit with.
- */
-static int
-parse_args(int argc, char **argv, struct config *cfg)
-{
-	struct option	 lo[NOPTS + 1];
-	char		 so[3 * NOPTS + 1], *s = so;
-	size_t		 i;
-	int		 ch, rc;
-
-	memset(lo, 0, sizeof(lo));
-	for (i = 0; i < NOPTS; i++) {
-		lo[i].name = opts[i].o_name;
-		lo[i].has_arg = opts[i].o_kind < K_ON ? required_argument :
-		    no_argument;
-		lo[i].val = OPT_BASE + (int)i;
-		if (opts[i].o_short != 0) {
-			*s++ = (char)opts[i].o_short;
-			if (lo[i].has_arg)
-				*s++ = ':';
-		}
-	}
-	*s = '\0';
-	while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		for (i = 0; i < NOPTS; i++)
-			if (ch == OPT_BASE + (int)i || ch == opts[i].o_short)
-				break;
-		if (ch == '?' || i == NOPTS) {
-			fprintf(stderr, "Try 'evfcgid --help'.\n");
-			return 2;
-		}
-		if ((rc = set_opt(cfg, &opts[i], optarg)) != -1)
-			return rc;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "evfcgid: unexpected argument '%s'\n"
-		    "Try 'evfcgid --help'.\n", argv[optind]);
-		return 2;
-	}
-	if (cfg->backend != NULL && strcmp(cfg->backend, "epoll") != 0 &&
-	    strcmp(cfg->backend, "poll") != 0 &&
-	    strcmp(cfg->backend, "select") != 0) {
-		fprintf(stderr, "evfcgid: --event-backend: '%s' is not "
-		    "epoll, poll or select\n", cfg->backend);
-		return 2;
-	}
-	if (cfg->lim.low_water > cfg->lim.high_water) {
-		fprintf(stderr, "evfcgid: --low-water %zu is above "
-		    "--high-water %zu\n", cfg->lim.low_water,
-		    cfg->lim.high_water);
-		return 2;
-	}
-	return -1;
 }
 
 /*
@@ -427,15 +120,15 @@ select_limits(struct config *cfg)
 }
 
 /*
- * The loop, the server, the routes and the listeners that cfg asks for.
- * Returns the server, or exits with a message (1, or 2 for usage).
+ * The loop, the server, the routes, the allowed peers and the listeners
+ * that cfg asks for.  Returns the server, or exits with a message (1, or
+ * 2 for usage).
  */
 static struct evfcgi_server *
 setup(const struct config *cfg, struct event_base **basep)
 {
 	struct evfcgi_server	*srv;
 	char			 err[256];
-	size_t			 i;
 
 	if ((*basep = base_new(cfg->backend)) == NULL)
 		fatal("cannot create the event loop");
@@ -444,36 +137,132 @@ setup(const struct config *cfg, struct event_base **basep)
 		fatal("inconsistent limits");
 	if (app_register(srv, &cfg->app) == -1)
 		fatal("out of memory");
+	if (cfg->allow != NULL) {
+		if (server_allow(srv, cfg->allow, err, sizeof(err)) == -1) {
+			fprintf(stderr, "evfcgid: --allow: %s\n", err);
+			exit(2);
+		}
+		log_info("TCP peers allowed: %s", cfg->allow);
+	}
+	setup_listeners(srv, cfg);
+	return srv;
+}
+
+/*
+ * The --listen addresses (unix sockets given their owner), the sockets
+ * systemd passed, or else fd 0.  Exits with a message when one fails.
+ */
+static void
+setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
+{
+	char	 err[256], names[256];
+	size_t	 i;
+	int	 n;
+
 	for (i = 0; i < cfg->nlisten; i++) {
 		if (evfcgi_listen(srv, cfg->listen[i], (int)cfg->mode, err,
 		    sizeof(err)) == -1) {
 			fprintf(stderr, "evfcgid: %s\n", err);
 			exit(1);
 		}
+		if (strncmp(cfg->listen[i], "unix:", 5) == 0)
+			socket_owner(cfg, cfg->listen[i] + 5);
 	}
-	if (cfg->nlisten == 0 && evfcgi_listen_fd(srv, STDIN_FILENO) == -1) {
-		fprintf(stderr, "evfcgid: no --listen given and fd 0 is not a "
-		    "listening socket\nTry 'evfcgid --help'.\n");
+	if ((n = listen_activated(LISTEN_FDS_START, names, sizeof(names), err,
+	    sizeof(err))) == -1) {
+		fprintf(stderr, "evfcgid: socket activation: %s\n", err);
+		exit(1);
+	}
+	if (n > 0)
+		log_info("%d sockets from systemd%s%s", n,
+		    names[0] != '\0' ? ", named " : "", names);
+	for (i = 0; i < (size_t)n; i++)
+		if (evfcgi_listen_fd(srv, LISTEN_FDS_START + (int)i) == -1)
+			fatal("cannot serve socket %zu from systemd",
+			    LISTEN_FDS_START + i);
+	if (cfg->nlisten == 0 && n == 0 &&
+	    evfcgi_listen_fd(srv, STDIN_FILENO) == -1) {
+		fprintf(stderr, "evfcgid: no --listen given, no socket from "
+		    "systemd (LISTEN_FDS) and fd 0 is not a listening "
+		    "socket\nTry 'evfcgid --help'.\n");
 		exit(2);
 	}
-	return srv;
+}
+
+/* Gives the unix socket at path the --socket-owner and -group; or exits. */
+static void
+socket_owner(const struct config *cfg, const char *path)
+{
+	char	 err[256];
+	uid_t	 uid = (uid_t)-1;
+	gid_t	 gid = (gid_t)-1, ugid;
+
+	if (cfg->socket_owner == NULL && cfg->socket_group == NULL)
+		return;
+	if (cfg->socket_owner != NULL && privs_user(cfg->socket_owner, &uid,
+	    &ugid, err, sizeof(err)) == -1) {
+		fprintf(stderr, "evfcgid: --socket-owner %s\n", err);
+		unlink(path);
+		exit(1);
+	}
+	if (cfg->socket_group != NULL && privs_group(cfg->socket_group, &gid,
+	    err, sizeof(err)) == -1) {
+		fprintf(stderr, "evfcgid: --socket-group %s\n", err);
+		unlink(path);
+		exit(1);
+	}
+	if (chown(path, uid, gid) == -1) {
+		fprintf(stderr, "evfcgid: unix:%s: cannot change its owner: "
+		    "%s\n", path, strerror(errno));
+		unlink(path);
+		exit(1);
+	}
+}
+
+/*
+ * With --user, root (the listeners bound) becomes that user and --group
+ * for good.  Exits with a message when it cannot.
+ */
+static void
+drop_root(const struct config *cfg)
+{
+	char	 err[256];
+	uid_t	 uid;
+	gid_t	 gid;
+
+	if (cfg->user == NULL)
+		return;
+	if (privs_user(cfg->user, &uid, &gid, err, sizeof(err)) == -1) {
+		fprintf(stderr, "evfcgid: --user %s\n", err);
+		exit(1);
+	}
+	if (cfg->group != NULL && privs_group(cfg->group, &gid, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "evfcgid: --group %s\n", err);
+		exit(1);
+	}
+	/* Already that user: nothing to give up. */
+	if (geteuid() != 0 && getuid() == uid && geteuid() == uid &&
+	    getgid() == gid && getegid() == gid)
+		return;
+	if (privs_drop(uid, gid, err, sizeof(err)) == -1) {
+		fprintf(stderr, "evfcgid: --user %s: %s\n", cfg->user, err);
+		exit(1);
+	}
+	log_info("running as %s (uid %u, gid %u)", cfg->user, (unsigned)uid,
+	    (unsigned)gid);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct config		 cfg = {
-		.app = { .max_size = 1024ULL * 1024 * 1024 },
-		.mode = 0660,
-		.level = LOG_INFO,
-		.workers = 1
-	};
+	struct config		 cfg;
 	struct evfcgi_server	*srv;
 	struct event_base	*base;
+	char			 err[256];
 	int			 rc;
 
-	evfcgi_limits_default(&cfg.lim);
-	if ((rc = parse_args(argc, argv, &cfg)) != -1)
+	if ((rc = options_parse(argc, argv, &cfg)) != -1)
 		return rc;
 	if (log_init("evfcgid", cfg.level, cfg.use_syslog,
 	    cfg.log_file) == -1) {
@@ -481,11 +270,23 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return 1;
 	}
+	if (cfg.user == NULL && geteuid() == 0 && !cfg.allow_root) {
+		fprintf(stderr, "evfcgid: refusing to run as root: give --user "
+		    "USER (root is given up after binding) or --allow-root\n");
+		return 2;
+	}
 	select_limits(&cfg);
 	raise_nofile(cfg.lim.max_conns);
 	/* A write to a peer that has gone must not end the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 	srv = setup(&cfg, &base);
+	drop_root(&cfg);
+	/* Opened as the user it runs as, who reopens it after SIGHUP. */
+	if (cfg.access_log != NULL && server_access_log(srv, cfg.access_log,
+	    err, sizeof(err)) == -1) {
+		fprintf(stderr, "evfcgid: %s\n", err);
+		return 1;
+	}
 	rc = 0;
 	if (cfg.workers > 1)
 		rc = run_workers(srv, base, cfg.workers);
@@ -509,14 +310,15 @@ forward_signal(int sig)
 }
 
 /*
- * Forks one worker on the shared listeners, running its own loop.  Called
- * with the parent's signals blocked; old is the mask the worker runs with.
- * Returns its pid.
+ * Forks worker slot (from 0) on the shared listeners, running its own
+ * loop.  Called with the parent's signals blocked; old is the mask the
+ * worker runs with.  Returns its pid.
  */
 static pid_t
 spawn_worker(struct evfcgi_server *srv, struct event_base *base,
-    const sigset_t *old)
+    const sigset_t *old, int slot)
 {
+	char	 n[16];
 	pid_t	 pid;
 
 	if ((pid = fork()) == -1)
@@ -525,6 +327,9 @@ spawn_worker(struct evfcgi_server *srv, struct event_base *base,
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
+		/* Which worker this is, for /status (a Prometheus label). */
+		snprintf(n, sizeof(n), "%d", slot + 1);
+		(void)setenv("EVFCGID_WORKER", n, 1);
 		if (event_reinit(base) == -1 ||
 		    evfcgi_handle_signals(srv) == -1)
 			fatal("worker: cannot set up the loop");
@@ -565,7 +370,8 @@ run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	for (nworkers = 0; nworkers < n; nworkers++, alive++) {
-		worker_pids[nworkers] = spawn_worker(srv, base, &old);
+		worker_pids[nworkers] = spawn_worker(srv, base, &old,
+		    nworkers);
 		started[nworkers] = time(NULL);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -604,7 +410,7 @@ run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 		if (parent_sig == SIGTERM || parent_sig == SIGINT)
 			alive--;
 		else {
-			worker_pids[i] = spawn_worker(srv, base, &old);
+			worker_pids[i] = spawn_worker(srv, base, &old, i);
 			started[i] = time(NULL);
 			log_warn("worker %d replaced by %d", (int)pid,
 			    (int)worker_pids[i]);

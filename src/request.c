@@ -156,6 +156,8 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_head = HEAD_NONE;
 	r->r_fd = -1;
 	r->r_clen = -1;
+	r->r_status = 0;
+	r->r_sent = 0;
 	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_begun);
 	link->rl_env->re_st->requests_total++;
 	link->rl_env->re_st->requests_active++;
@@ -983,6 +985,7 @@ evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
 	    HDR_PUT("\r\n") == -1)))
 		return -1;
 	r->r_head = HEAD_SENT;
+	r->r_status = status;
 	if (h->b_len == 0) {
 		if (HDR_PUT("\r\n") == -1)
 			return -1;
@@ -1021,6 +1024,7 @@ evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
 
 	if ((ok = req_body_writable(r)) <= 0)
 		return ok;
+	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -1032,6 +1036,7 @@ evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 
 	if ((ok = req_body_writable(r)) <= 0)
 		return ok;
+	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_ref(r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -1177,6 +1182,7 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 		return -1;
 	if (ok == 0)
 		return evbuffer_drain(src, len);
+	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_move(r->r_link->rl_out, r->r_id,
 	    src, len));
 }
@@ -1216,6 +1222,8 @@ evfcgi_finish(struct evfcgi_req *r)
 		r->r_body_cb = NULL;
 		evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
 	}
+	if (l->rl_env->re_finished != NULL)
+		l->rl_env->re_finished(l->rl_env->re_finished_arg, r);
 	l->rl_env->re_ops->ro_done(r, l->rl_owner);
 }
 

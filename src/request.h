@@ -93,6 +93,9 @@ struct req_env {
 	struct budget			*re_input;	/* input held, all conns */
 	const struct req_ops		*re_ops;
 	struct req_pool			*re_pool;
+	/* r has been answered (END_REQUEST queued); may be NULL. */
+	void	(*re_finished)(void *arg, struct evfcgi_req *r);
+	void				*re_finished_arg;
 };
 
 /* What a connection lends all its requests; owned by the connection. */
@@ -157,6 +160,8 @@ struct evfcgi_req {
 	TAILQ_ENTRY(evfcgi_req)	 r_params_entry; /* while in PARAMS */
 	TAILQ_ENTRY(evfcgi_req)	 r_prod_entry;	/* on the producers' list */
 	int			 r_producing;
+	int			 r_status;	/* of the header sent, or 0 */
+	uint64_t		 r_sent;	/* body bytes queued */
 };
 
 /*

@@ -21,9 +21,11 @@
 #include "listen.h"
 #include "log.h"
 #include "server.h"
+#include "server_ops.h"
 
 #define LISTEN_BACKLOG	1024
 #define BACKOFF_MS	200
+#define DENIED_LOG_S	10	/* at most one line about denied peers */
 
 static void	server_acceptcb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
@@ -41,6 +43,9 @@ static struct conn *server_conn_new(struct evfcgi_server *, int,
 		    const char *);
 static int	server_add_listener(struct evfcgi_server *, int,
 		    const char *, const char *);
+static int	server_denied(struct evfcgi_server *, int,
+		    const struct sockaddr *);
+static void	server_req_finished(void *, struct evfcgi_req *);
 
 void
 evfcgi_limits_default(struct evfcgi_limits *lim)
@@ -96,7 +101,9 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 			.re_st = &srv->srv_st,
 			.re_input = &srv->srv_input,
 			.re_ops = &conn_req_ops,
-			.re_pool = &srv->srv_pool
+			.re_pool = &srv->srv_pool,
+			.re_finished = server_req_finished,
+			.re_finished_arg = srv
 		}
 	};
 	srv->srv_backoff_ev = evtimer_new(base, server_backoffcb, srv);
@@ -142,6 +149,8 @@ evfcgi_server_free(struct evfcgi_server *srv)
 	budget_fini(&srv->srv_budget);
 	budget_fini(&srv->srv_input);
 	req_pool_fini(&srv->srv_pool);
+	allow_free(&srv->srv_allow);
+	access_log_close(srv->srv_alog);
 	free(srv);
 }
 
@@ -361,6 +370,8 @@ server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
 
 	(void)lev;
 	(void)salen;
+	if (server_denied(srv, fd, sa))
+		return;
 	if (srv->srv_backoffs > 0) {
 		log_info("accepting again after %u pauses for lack of "
 		    "descriptors", srv->srv_backoffs);
@@ -374,6 +385,90 @@ server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
 		    srv->srv_lim.max_conns);
 		server_set_accepting(srv, 0);
 	}
+}
+
+/*
+ * Closes fd when its peer sa is not in the allowed list.  Logged: the
+ * first at once, then how many more at most every DENIED_LOG_S seconds,
+ * so that a flood cannot fill the log.  Returns 1 when fd was closed.
+ */
+static int
+server_denied(struct evfcgi_server *srv, int fd, const struct sockaddr *sa)
+{
+	char	 peer[56];
+	time_t	 now;
+
+	if (allow_match(&srv->srv_allow, sa))
+		return 0;
+	evutil_closesocket(fd);
+	srv->srv_st.denied++;
+	now = time(NULL);
+	if (now - srv->srv_denied_logged < DENIED_LOG_S) {
+		srv->srv_denied_quiet++;
+		return 1;
+	}
+	sockaddr_name(sa, peer, sizeof(peer));
+	if (srv->srv_denied_quiet > 0)
+		log_warn("%s: not an allowed peer: closed (and %" PRIu64
+		    " more since the last such line)", peer,
+		    srv->srv_denied_quiet);
+	else
+		log_warn("%s: not an allowed peer: closed", peer);
+	srv->srv_denied_quiet = 0;
+	srv->srv_denied_logged = now;
+	return 1;
+}
+
+int
+server_allow(struct evfcgi_server *srv, const char *list, char *err,
+    size_t errlen)
+{
+	struct allow	 al;
+
+	if (allow_parse(&al, list, err, errlen) == -1)
+		return -1;
+	allow_free(&srv->srv_allow);
+	srv->srv_allow = al;
+	return 0;
+}
+
+int
+server_access_log(struct evfcgi_server *srv, const char *path, char *err,
+    size_t errlen)
+{
+	struct access_log	*al;
+
+	if ((al = access_log_open(srv->srv_base, path, err, errlen)) == NULL)
+		return -1;
+	access_log_close(srv->srv_alog);
+	srv->srv_alog = al;
+	return 0;
+}
+
+/* A request was answered (req_env's finished): counted, then logged. */
+static void
+server_req_finished(void *arg, struct evfcgi_req *r)
+{
+	struct evfcgi_server	*srv = arg;
+	struct evfcgi_stats	*st = &srv->srv_st;
+
+	st->body_bytes += r->r_sent;
+	if (r->r_status >= 200 && r->r_status < 300)
+		st->answered_2xx++;
+	else if (r->r_status >= 300 && r->r_status < 400)
+		st->answered_3xx++;
+	else if (r->r_status >= 400 && r->r_status < 500)
+		st->answered_4xx++;
+	else
+		st->answered_5xx++;
+	if (r->r_status == 413)
+		st->status_413++;
+	else if (r->r_status == 431)
+		st->status_431++;
+	else if (r->r_status == 503)
+		st->status_503++;
+	if (srv->srv_alog != NULL)
+		access_log_request(srv->srv_alog, r);
 }
 
 /*
@@ -579,6 +674,10 @@ server_signalcb(evutil_socket_t sig, short what, void *arg)
 			    strerror(errno));
 		else
 			log_info("SIGHUP: log reopened");
+		if (srv->srv_alog != NULL && access_log_reopen(srv->srv_alog) ==
+		    -1)
+			log_err("SIGHUP: cannot reopen the access log: %s",
+			    strerror(errno));
 		return;
 	}
 	log_info("%s: stop accepting, finish what is in flight",

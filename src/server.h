@@ -10,6 +10,8 @@
 
 #include <time.h>
 
+#include "access_log.h"
+#include "allow.h"
 #include "budget.h"
 #include "conn.h"
 #include "evfcgi.h"
@@ -56,6 +58,10 @@ struct evfcgi_server {
 	struct event		*srv_backoff_ev;
 	struct event		*srv_drain_ev;
 	struct event		*srv_sig[3];
+	struct allow		 srv_allow;	/* TCP peers let in; empty: all */
+	uint64_t		 srv_denied_quiet; /* denied, not yet logged */
+	time_t			 srv_denied_logged;
+	struct access_log	*srv_alog;	/* or NULL */
 };
 
 #endif /* SERVER_H */

@@ -1,0 +1,513 @@
+/*
+ * options.c: evfcgid's options.  One table names every option; the command
+ * line (getopt_long) and the --config file (one "name value" a line) both
+ * go through it, so a flag and its line in the file cannot drift apart.
+ */
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "options.h"
+
+#define OPT_BASE	256	/* getopt values of table rows start here */
+#define LINE_MAX_LEN	4096
+
+/* How an option's argument is read and where it goes. */
+enum opt_kind {
+	K_SIZE,		/* size_t, k/m/g suffix, in [min, max] */
+	K_U64,		/* uint64_t, likewise */
+	K_INT,		/* int, likewise (seconds, counts) */
+	K_MODE,		/* octal file mode */
+	K_STR,		/* const char *, as given */
+	K_LISTEN,	/* appended to the listen list */
+	K_CONFIG,	/* the file read before the command line */
+	K_ON,		/* no argument: the int is set to 1 */
+	K_VERBOSE,	/* no argument: one level more */
+	K_QUIET,	/* no argument: warnings and errors only */
+	K_HELP,
+	K_VERSION
+};
+
+struct opt {
+	const char	*o_name;
+	int		 o_short;	/* 0: long only */
+	enum opt_kind	 o_kind;
+	size_t		 o_off;		/* in struct config */
+	uint64_t	 o_min;
+	uint64_t	 o_max;
+};
+
+#define LIM(f)	offsetof(struct config, lim.f)
+#define CFG(f)	offsetof(struct config, f)
+
+static const struct opt opts[] = {
+	{ "config", 0, K_CONFIG, CFG(config), 0, 0 },
+	{ "listen", 'l', K_LISTEN, 0, 0, 0 },
+	{ "socket-mode", 0, K_MODE, CFG(mode), 0, 07777 },
+	{ "socket-owner", 0, K_STR, CFG(socket_owner), 0, 0 },
+	{ "socket-group", 0, K_STR, CFG(socket_group), 0, 0 },
+	{ "allow", 0, K_STR, CFG(allow), 0, 0 },
+	{ "max-conns", 'c', K_SIZE, LIM(max_conns), 1, 1000000 },
+	{ "max-reqs", 'm', K_SIZE, LIM(max_reqs), 1, 65535 },
+	{ "max-conn-requests", 0, K_SIZE, LIM(max_conn_requests), 0,
+	    UINT32_MAX },
+	{ "max-params", 0, K_SIZE, LIM(max_params), 1, SIZE_MAX / 2 },
+	{ "max-body", 0, K_SIZE, LIM(max_body), 0, SIZE_MAX / 2 },
+	{ "max-size", 0, K_U64, CFG(app.max_size), 0, UINT64_MAX / 2 },
+	{ "high-water", 0, K_SIZE, LIM(high_water), 1, SIZE_MAX / 2 },
+	{ "low-water", 0, K_SIZE, LIM(low_water), 0, SIZE_MAX / 2 },
+	{ "max-queued", 0, K_SIZE, LIM(max_queued), 1, SIZE_MAX / 2 },
+	{ "max-input", 0, K_SIZE, LIM(max_input), 1, SIZE_MAX / 2 },
+	{ "header-timeout", 0, K_INT, LIM(header_timeout), 1, 86400 },
+	{ "idle-timeout", 0, K_INT, LIM(idle_timeout), 1, 86400 },
+	{ "write-timeout", 0, K_INT, LIM(write_timeout), 1, 86400 },
+	{ "drain-timeout", 0, K_INT, LIM(drain_timeout), 1, 86400 },
+	{ "sndbuf", 0, K_SIZE, LIM(sndbuf), 0, INT_MAX / 2 },
+	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
+	{ "event-backend", 0, K_STR, CFG(backend), 0, 0 },
+	{ "user", 0, K_STR, CFG(user), 0, 0 },
+	{ "group", 0, K_STR, CFG(group), 0, 0 },
+	{ "allow-root", 0, K_ON, CFG(allow_root), 0, 0 },
+	{ "access-log", 0, K_STR, CFG(access_log), 0, 0 },
+	{ "log-file", 0, K_STR, CFG(log_file), 0, 0 },
+	{ "syslog", 0, K_ON, CFG(use_syslog), 0, 0 },
+	{ "verbose", 'v', K_VERBOSE, CFG(level), 0, 0 },
+	{ "quiet", 'q', K_QUIET, CFG(level), 0, 0 },
+	{ "help", 'h', K_HELP, 0, 0, 0 },
+	{ "version", 'V', K_VERSION, 0, 0, 0 }
+};
+
+#define NOPTS	(sizeof(opts) / sizeof(opts[0]))
+
+static void	usage(FILE *);
+static int	arg_size(const char *, const char *, uint64_t, uint64_t,
+		    uint64_t *);
+static int	set_opt(struct config *, const struct opt *, const char *,
+		    const char *);
+static int	read_file(struct config *, const char *);
+static int	file_line(struct config *, char *, const char *);
+static int	parse_argv(int, char **, struct config *, int);
+static int	check_all(struct config *);
+
+static void
+usage(FILE *f)
+{
+	struct evfcgi_limits	 d;
+
+	evfcgi_limits_default(&d);
+	fprintf(f,
+"usage: evfcgid [options]\n"
+"A single-threaded FastCGI responder on one libevent loop.\n"
+"\n"
+"      --config FILE         options from FILE, one a line as \"name value\"\n"
+"                            (long names, no dashes; # comments); the\n"
+"                            command line overrides it\n"
+"\n"
+"Listening:\n"
+"  -l, --listen ADDR         HOST:PORT, [V6]:PORT or unix:/path; repeatable.\n"
+"                            Without it: the sockets systemd passes\n"
+"                            (LISTEN_FDS), else fd 0 if it is a listening\n"
+"                            socket (spawn-fcgi, lighttpd bin-path).\n"
+"      --socket-mode MODE    octal mode of unix sockets (default 0660)\n"
+"      --socket-owner USER   owner of unix sockets (chown after bind)\n"
+"      --socket-group GROUP  group of unix sockets\n"
+"      --allow ADDR[,ADDR]   TCP peers allowed (exact IPv4/IPv6 addresses);\n"
+"                            others are closed at accept.  Default: the\n"
+"                            environment's FCGI_WEB_SERVER_ADDRS, else all\n"
+"\n"
+"Limits (sizes take a k, m or g suffix; each answered as said):\n"
+"  -c, --max-conns N         connections at once; accept pauses (%zu)\n"
+"  -m, --max-reqs N          requests in flight per connection; beyond:\n"
+"                            the next waits unread until one ends (%zu)\n"
+"      --max-conn-requests N requests per connection, then it closes;\n"
+"                            0 = no limit (%zu)\n"
+"      --max-params BYTES    PARAMS per request; beyond: 431 (%zu)\n"
+"      --max-body BYTES      request body; beyond: 413 (%zu)\n"
+"      --max-size BYTES      largest /size?N and /stream?N; beyond: 413\n"
+"                            (1g)\n"
+"      --high-water BYTES    output per connection above which it stops\n"
+"                            reading and producers wait (%zu)\n"
+"      --low-water BYTES     output below which they resume (%zu)\n"
+"      --max-queued BYTES    output queued in all connections; beyond:\n"
+"                            producers wait, new requests get 503 (%zu)\n"
+"      --max-input BYTES     PARAMS and bodies held by all requests; a\n"
+"                            request that would pass it gets 503 (%zu)\n"
+"      --header-timeout S    BEGIN_REQUEST to end of PARAMS; then the\n"
+"                            connection is closed (%d)\n"
+"      --idle-timeout S      no input on an idle connection or a request\n"
+"                            body; then it is closed (%d)\n"
+"      --write-timeout S     queued output with no progress (no write, and\n"
+"                            the peer took nothing from the kernel's send\n"
+"                            queue); then the connection is closed (%d).\n"
+"                            Behind a front end, progress shows only in\n"
+"                            steps of its buffers: minutes at 512 B/s\n"
+"      --drain-timeout S     after SIGTERM/SIGINT, time to finish (%d)\n"
+"      --sndbuf BYTES        SO_SNDBUF of each connection (capped at\n"
+"                            net.core.wmem_max, then doubled by the\n"
+"                            kernel); 0 = autotuned up to tcp_wmem's max,\n"
+"                            megabytes per slow reader (%zu)\n"
+"\n"
+"Processes:\n"
+"      --workers N           N processes, each its own loop, sharing the\n"
+"                            listeners; /status counts per process (1)\n"
+"      --event-backend NAME  the kernel interface of the loop: epoll,\n"
+"                            poll or select (libevent's choice: epoll);\n"
+"                            select caps --max-conns below FD_SETSIZE\n"
+"      --user USER           after binding, run as USER (started as root)\n"
+"      --group GROUP         and as GROUP (default: USER's group)\n"
+"      --allow-root          run as root without --user (refused else;\n"
+"                            also EVFCGID_ALLOW_ROOT=1)\n"
+"\n"
+"Logging and the rest:\n"
+"      --access-log PATH     one line per request (off by default; SIGHUP\n"
+"                            reopens it)\n"
+"      --log-file PATH       append the log there (SIGHUP reopens it)\n"
+"      --syslog              log to syslog (daemon facility)\n"
+"  -v, --verbose             more log: -v info (default), -vv debug\n"
+"  -q, --quiet               errors and warnings only\n"
+"  -h, --help                this text\n"
+"  -V, --version             the version\n"
+"\n"
+"Routes: /hello /big /size?N /stream?N /echo /sleep?MS\n"
+"        /status (JSON; ?format=prometheus: Prometheus text format)\n",
+	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,
+	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
+	    d.header_timeout, d.idle_timeout, d.write_timeout,
+	    d.drain_timeout, d.sndbuf);
+}
+
+/*
+ * Parses a size or count with an optional k/m/g suffix into *out.  Returns
+ * 0, or -1 after a message naming who (the flag, or file:line and name)
+ * when s is not a number in [min, max].
+ */
+static int
+arg_size(const char *who, const char *s, uint64_t min, uint64_t max,
+    uint64_t *out)
+{
+	char			*end;
+	unsigned long long	 n;
+	uint64_t		 mult = 1;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		goto bad;
+	n = strtoull(s, &end, 10);
+	if (errno != 0)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K':
+		mult = 1024;
+		end++;
+		break;
+	case 'm': case 'M':
+		mult = 1024 * 1024;
+		end++;
+		break;
+	case 'g': case 'G':
+		mult = 1024 * 1024 * 1024;
+		end++;
+		break;
+	}
+	if (*end != '\0' || n > UINT64_MAX / mult)
+		goto bad;
+	n *= mult;
+	if (n < min || n > max)
+		goto bad;
+	*out = n;
+	return 0;
+bad:
+	fprintf(stderr, "evfcgid: %s %s: expected a number from %" PRIu64
+	    " to %" PRIu64 "\n", who, s, min, max);
+	return -1;
+}
+
+/*
+ * Applies one option of the table to cfg; where is "FILE:LINE" for a line
+ * of the config file, NULL for the command line.  Returns -1 to go on,
+ * else the exit status (0 after --help or --version, 2 for a bad value).
+ */
+static int
+set_opt(struct config *cfg, const struct opt *o, const char *arg,
+    const char *where)
+{
+	char		*p = (char *)cfg + o->o_off, *end;
+	char		 who[LINE_MAX_LEN];
+	long		 mode;
+	uint64_t	 n;
+
+	if (where != NULL)
+		snprintf(who, sizeof(who), "%s: %s", where, o->o_name);
+	else
+		snprintf(who, sizeof(who), "--%s", o->o_name);
+	switch (o->o_kind) {
+	case K_SIZE:
+	case K_U64:
+	case K_INT:
+		if (arg_size(who, arg, o->o_min, o->o_max, &n) == -1)
+			return 2;
+		if (o->o_kind == K_SIZE)
+			*(size_t *)(void *)p = (size_t)n;
+		else if (o->o_kind == K_U64)
+			*(uint64_t *)(void *)p = n;
+		else
+			*(int *)(void *)p = (int)n;
+		break;
+	case K_MODE:
+		errno = 0;
+		mode = strtol(arg, &end, 8);
+		if (errno != 0 || *end != '\0' || *arg == '\0' || mode < 0 ||
+		    mode > (long)o->o_max) {
+			fprintf(stderr, "evfcgid: %s %s: expected an octal "
+			    "mode\n", who, arg);
+			return 2;
+		}
+		*(long *)(void *)p = mode;
+		break;
+	case K_STR:
+	case K_CONFIG:
+		if (*arg == '\0') {
+			fprintf(stderr, "evfcgid: %s: empty value\n", who);
+			return 2;
+		}
+		*(const char **)(void *)p = arg;
+		break;
+	case K_LISTEN:
+		/* The command line's --listen replace the file's. */
+		if (where == NULL && cfg->listen_from_file) {
+			cfg->nlisten = 0;
+			cfg->listen_from_file = 0;
+		}
+		if (cfg->nlisten == MAX_LISTEN) {
+			fprintf(stderr, "evfcgid: %s: at most %d listen "
+			    "addresses\n", who, MAX_LISTEN);
+			return 2;
+		}
+		cfg->listen[cfg->nlisten++] = arg;
+		if (where != NULL)
+			cfg->listen_from_file = 1;
+		break;
+	case K_ON:
+		*(int *)(void *)p = 1;
+		break;
+	case K_VERBOSE:
+		cfg->level = cfg->level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+		break;
+	case K_QUIET:
+		cfg->level = LOG_WARNING;
+		break;
+	case K_HELP:
+		usage(stdout);
+		return 0;
+	case K_VERSION:
+		printf("evfcgid %s (libevent %s)\n", PACKAGE_VERSION,
+		    event_get_version());
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Applies one line of the config file (modified in place; kept, since
+ * string options point into it).  Returns -1 to go on, or 2 after a
+ * message naming where.
+ */
+static int
+file_line(struct config *cfg, char *line, const char *where)
+{
+	char	*name, *val, *e;
+	size_t	 i;
+
+	for (name = line; isspace((unsigned char)*name); name++)
+		;
+	if (*name == '\0' || *name == '#')
+		return -1;
+	for (val = name; *val != '\0' && !isspace((unsigned char)*val); val++)
+		;
+	if (*val != '\0')
+		*val++ = '\0';
+	while (isspace((unsigned char)*val))
+		val++;
+	for (e = val + strlen(val); e > val &&
+	    isspace((unsigned char)e[-1]); e--)
+		;
+	*e = '\0';
+	for (i = 0; i < NOPTS; i++)
+		if (strcmp(opts[i].o_name, name) == 0)
+			break;
+	if (i == NOPTS || opts[i].o_kind == K_HELP ||
+	    opts[i].o_kind == K_VERSION || opts[i].o_kind == K_CONFIG) {
+		fprintf(stderr, "evfcgid: %s: unknown option '%s'\n", where,
+		    name);
+		return 2;
+	}
+	if (opts[i].o_kind >= K_ON && *val != '\0') {
+		fprintf(stderr, "evfcgid: %s: %s takes no value\n", where,
+		    name);
+		return 2;
+	}
+	if (opts[i].o_kind < K_ON && *val == '\0') {
+		fprintf(stderr, "evfcgid: %s: %s needs a value\n", where,
+		    name);
+		return 2;
+	}
+	return set_opt(cfg, &opts[i], val, where);
+}
+
+/*
+ * Reads the config file path into cfg.  Its lines stay allocated for the
+ * life of the process (options point into them).  Returns -1 to go on, or
+ * 2 after a message.
+ */
+static int
+read_file(struct config *cfg, const char *path)
+{
+	FILE	*f;
+	char	 buf[LINE_MAX_LEN], where[LINE_MAX_LEN], *line;
+	size_t	 len;
+	int	 lineno = 0, rc = -1;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "evfcgid: --config %s: %s\n", path,
+		    strerror(errno));
+		return 2;
+	}
+	while (rc == -1 && fgets(buf, sizeof(buf), f) != NULL) {
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%d", path, lineno);
+		len = strlen(buf);
+		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
+			fprintf(stderr, "evfcgid: %s: line too long\n", where);
+			rc = 2;
+			break;
+		}
+		if ((line = strdup(buf)) == NULL) {
+			fprintf(stderr, "evfcgid: %s: out of memory\n", where);
+			rc = 2;
+			break;
+		}
+		rc = file_line(cfg, line, where);
+	}
+	if (rc == -1 && ferror(f)) {
+		fprintf(stderr, "evfcgid: --config %s: %s\n", path,
+		    strerror(errno));
+		rc = 2;
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * One pass over the command line: pass 0 reads only --config (quietly),
+ * pass 1 every other option.  Returns -1 to go on, else the exit status.
+ */
+static int
+parse_argv(int argc, char **argv, struct config *cfg, int pass)
+{
+	struct option	 lo[NOPTS + 1];
+	char		 so[3 * NOPTS + 2], *s = so;
+	size_t		 i;
+	int		 ch, rc;
+
+	memset(lo, 0, sizeof(lo));
+	*s++ = '+';	/* no reordering: both passes see the same order */
+	for (i = 0; i < NOPTS; i++) {
+		lo[i].name = opts[i].o_name;
+		lo[i].has_arg = opts[i].o_kind < K_ON ? required_argument :
+		    no_argument;
+		lo[i].val = OPT_BASE + (int)i;
+		if (opts[i].o_short != 0) {
+			*s++ = (char)opts[i].o_short;
+			if (lo[i].has_arg)
+				*s++ = ':';
+		}
+	}
+	*s = '\0';
+	optind = 0;
+	opterr = pass == 1;
+	while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		for (i = 0; i < NOPTS; i++)
+			if (ch == OPT_BASE + (int)i || ch == opts[i].o_short)
+				break;
+		if (ch == '?' || i == NOPTS) {
+			if (pass == 0)
+				continue;
+			fprintf(stderr, "Try 'evfcgid --help'.\n");
+			return 2;
+		}
+		if ((pass == 0) != (opts[i].o_kind == K_CONFIG))
+			continue;
+		if ((rc = set_opt(cfg, &opts[i], optarg, NULL)) != -1)
+			return rc;
+	}
+	if (pass == 1 && optind < argc) {
+		fprintf(stderr, "evfcgid: unexpected argument '%s'\n"
+		    "Try 'evfcgid --help'.\n", argv[optind]);
+		return 2;
+	}
+	return -1;
+}
+
+/* Checks the options together.  Returns -1 to go on, or 2 after a message. */
+static int
+check_all(struct config *cfg)
+{
+	if (cfg->backend != NULL && strcmp(cfg->backend, "epoll") != 0 &&
+	    strcmp(cfg->backend, "poll") != 0 &&
+	    strcmp(cfg->backend, "select") != 0) {
+		fprintf(stderr, "evfcgid: --event-backend: '%s' is not "
+		    "epoll, poll or select\n", cfg->backend);
+		return 2;
+	}
+	if (cfg->lim.low_water > cfg->lim.high_water) {
+		fprintf(stderr, "evfcgid: --low-water %zu is above "
+		    "--high-water %zu\n", cfg->lim.low_water,
+		    cfg->lim.high_water);
+		return 2;
+	}
+	if (cfg->group != NULL && cfg->user == NULL) {
+		fprintf(stderr, "evfcgid: --group needs --user\n");
+		return 2;
+	}
+	return -1;
+}
+
+int
+options_parse(int argc, char **argv, struct config *cfg)
+{
+	const char	*env;
+	int		 rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	evfcgi_limits_default(&cfg->lim);
+	cfg->app.max_size = 1024ULL * 1024 * 1024;
+	cfg->mode = 0660;
+	cfg->level = LOG_INFO;
+	cfg->workers = 1;
+	if ((rc = parse_argv(argc, argv, cfg, 0)) != -1)
+		return rc;
+	if (cfg->config != NULL && (rc = read_file(cfg, cfg->config)) != -1)
+		return rc;
+	if ((rc = parse_argv(argc, argv, cfg, 1)) != -1)
+		return rc;
+	/* libfcgi's variable, when no --allow was given. */
+	if (cfg->allow == NULL && (env = getenv("FCGI_WEB_SERVER_ADDRS")) !=
+	    NULL && *env != '\0')
+		cfg->allow = env;
+	if ((env = getenv("EVFCGID_ALLOW_ROOT")) != NULL &&
+	    strcmp(env, "1") == 0)
+		cfg->allow_root = 1;
+	return check_all(cfg);
+}

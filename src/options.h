@@ -1,0 +1,49 @@
+/*
+ * options.h: evfcgid's options, from a --config file and the command line
+ * (which overrides the file), and --help.  The daemon's alone: not part of
+ * libevfcgi.
+ */
+#ifndef OPTIONS_H
+#define OPTIONS_H
+
+#include <stddef.h>
+
+#include "app.h"
+#include "evfcgi.h"
+
+#define MAX_LISTEN	16
+#define MAX_WORKERS	64
+
+/* Everything the options set. */
+struct config {
+	struct evfcgi_limits	 lim;
+	struct app_config	 app;
+	const char		*listen[MAX_LISTEN];
+	size_t			 nlisten;
+	int			 listen_from_file; /* argv replaces */
+	long			 mode;
+	const char		*socket_owner;	/* unix sockets: chown */
+	const char		*socket_group;
+	const char		*allow;		/* peers let in, or NULL */
+	const char		*user;		/* drop root to them */
+	const char		*group;
+	int			 allow_root;
+	const char		*access_log;
+	const char		*log_file;
+	int			 level;
+	int			 use_syslog;
+	int			 workers;
+	const char		*backend;	/* NULL: libevent's choice */
+	const char		*config;	/* --config, or NULL */
+};
+
+/*
+ * Fills cfg with the defaults, then the --config file's options if one is
+ * given, then the command line's, and checks them together.  Returns -1
+ * to go on, else the status to exit with (0 after --help or --version, 2
+ * after a message on stderr for a bad option, naming file:line for the
+ * file).
+ */
+int	options_parse(int argc, char **argv, struct config *cfg);
+
+#endif /* OPTIONS_H */

@@ -1,0 +1,150 @@
+/*
+ * check_listen.c: socket activation (listen_activated): the sockets
+ * systemd passes are taken only when LISTEN_PID is this process, each
+ * must be a listening stream socket, malformed variables are refused, and
+ * the variables are gone afterwards so that no child takes them.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "listen.h"
+#include "tests/suite.h"
+
+#define FD0	100	/* the first fd "passed": Check holds 3 and 4 */
+
+static char	names[256], err[256];
+
+/* Sets LISTEN_PID to pid (0: this process), LISTEN_FDS and -FDNAMES. */
+static void
+set_vars(long pid, const char *fds, const char *fdnames)
+{
+	char	 p[32];
+
+	snprintf(p, sizeof(p), "%ld", pid != 0 ? pid : (long)getpid());
+	ck_assert_int_eq(setenv("LISTEN_PID", p, 1), 0);
+	ck_assert_int_eq(setenv("LISTEN_FDS", fds, 1), 0);
+	if (fdnames != NULL)
+		ck_assert_int_eq(setenv("LISTEN_FDNAMES", fdnames, 1), 0);
+}
+
+static void
+assert_unset(void)
+{
+	ck_assert_ptr_null(getenv("LISTEN_PID"));
+	ck_assert_ptr_null(getenv("LISTEN_FDS"));
+	ck_assert_ptr_null(getenv("LISTEN_FDNAMES"));
+}
+
+/* Puts a socket of type on fd, listening when listening. */
+static void
+socket_at(int fd, int type, int listening)
+{
+	struct sockaddr_in	 sin;
+	int			 s;
+
+	ck_assert_int_ne(s = socket(AF_INET, type, 0), -1);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	if (listening)
+		ck_assert_int_eq(listen(s, 1), 0);
+	ck_assert_int_eq(dup2(s, fd), fd);
+	close(s);
+}
+
+START_TEST(core_none_passed)
+{
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(names, "");
+}
+END_TEST
+
+START_TEST(core_two_sockets)
+{
+	socket_at(FD0, SOCK_STREAM, 1);
+	socket_at(FD0 + 1, SOCK_STREAM, 1);
+	set_vars(0, "2", "web:admin");
+	ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+	    sizeof(err)), 2);
+	ck_assert_str_eq(names, "web:admin");
+	assert_unset();
+	/* Asked again (a child would be): nothing. */
+	ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+	    sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(core_other_process)
+{
+	socket_at(FD0, SOCK_STREAM, 1);
+	set_vars(1, "1", NULL);
+	ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+	    sizeof(err)), 0);
+	assert_unset();
+}
+END_TEST
+
+START_TEST(malformed_variables)
+{
+	static const char *const bad[] = { "", "x", "1x", "-1", "99999" };
+	size_t	 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		set_vars(0, bad[i], NULL);
+		ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+		    sizeof(err)), -1);
+		ck_assert_ptr_nonnull(strstr(err, "LISTEN_FDS="));
+		assert_unset();
+	}
+	ck_assert_int_eq(setenv("LISTEN_PID", "me", 1), 0);
+	ck_assert_int_eq(setenv("LISTEN_FDS", "1", 1), 0);
+	ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "LISTEN_PID=me"));
+}
+END_TEST
+
+START_TEST(malformed_not_listening)
+{
+	socket_at(FD0, SOCK_STREAM, 0);
+	set_vars(0, "1", NULL);
+	ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "fd 100 is not a listening socket"));
+	socket_at(FD0, SOCK_STREAM, 1);
+	socket_at(FD0 + 1, SOCK_DGRAM, 0);
+	set_vars(0, "2", NULL);
+	ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "fd 101 is not"));
+	close(FD0 + 1);
+	set_vars(0, "2", NULL);
+	ck_assert_int_eq(listen_activated(FD0, names, sizeof(names), err,
+	    sizeof(err)), -1);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("listen");
+
+	suite_add_case(s, "core", NULL, NULL, 0, core_none_passed,
+	    core_two_sockets, core_other_process, NULL);
+	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_variables,
+	    malformed_not_listening, NULL);
+	return suite_run(s);
+}
