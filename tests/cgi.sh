@@ -174,15 +174,22 @@ stop_cgi_backend() {
 	wait "$CGI_PID" 2>/dev/null
 }
 
-# cgi_locations WWW [git=ROOT]: the nginx location blocks for CGI, one per
-# line joined by a literal "\n" as fe_rewrite takes them.  /cgi-bin/ runs
-# WWW/cgi-bin/NAME for /cgi-bin/NAME/PATH_INFO (fcgiwrap's convention:
-# SCRIPT_FILENAME is $document_root$fastcgi_script_name); with git=ROOT,
-# /git/ is git-http-backend over the repositories in ROOT.  Both stream
-# (fastcgi_buffering off) so a slow client's backpressure reaches the
-# backend.
+# cgi_locations ADDR [git=ROOT]: the nginx location blocks for CGI through
+# the gateway at ADDR (127.0.0.1:PORT or unix:/path), one per line joined
+# by a literal "\n" as fe_rewrite takes them.  /cgi-bin/ runs
+# $document_root/cgi-bin/NAME for /cgi-bin/NAME/PATH_INFO (fcgiwrap's
+# convention: SCRIPT_FILENAME is $document_root$fastcgi_script_name); with
+# git=ROOT, /git/ is git-http-backend over the repositories in ROOT.  Both
+# stream (fastcgi_buffering off) so a slow client's backpressure reaches
+# the gateway.  Both name the gateway directly, not through an upstream
+# with `keepalive`: nginx 1.22 with fastcgi_buffering off returns such a
+# connection to its keepalive pool after END_REQUEST even without
+# fastcgi_keep_conn (it never asked for FCGI_KEEP_CONN), and fcgiwrap
+# closes it as the spec says: a request nginx sent on it meanwhile got a
+# 502 (7 of 30 `git ls-remote`), and a POST is not retried.  fcgiwrap
+# does not keep connections (with fastcgi_keep_conn on, 30 of 30 failed).
 cgi_locations() {
-	local www=$1 git="" v
+	local addr=$1 git="" v
 	shift
 	for v in "$@"; do
 		case $v in
@@ -191,9 +198,8 @@ cgi_locations() {
 		esac
 	done
 	{
+		printf 'location /cgi-bin/ {\n\tfastcgi_pass %s;\n' "$addr"
 		cat <<'NGINX'
-location /cgi-bin/ {
-	fastcgi_pass evfcgid;
 	fastcgi_buffering off;
 	fastcgi_split_path_info ^(/cgi-bin/[^/]+)(/.*)$;
 	fastcgi_param SCRIPT_FILENAME   $document_root$fastcgi_script_name;
@@ -204,7 +210,7 @@ NGINX
 		echo "}"
 		[ -n "$git" ] && cat <<NGINX
 location /git/ {
-	fastcgi_pass evfcgid;
+	fastcgi_pass $addr;
 	fastcgi_buffering off;
 	client_max_body_size 0;
 	fastcgi_split_path_info ^(/git)(/.*)\$;
@@ -250,7 +256,7 @@ nginx_cgi_conf() {
 	local dir=$1 port=$2 addr=$3 www=$4 locs
 	shift 4
 	nginx_conf "$dir" "$port" "$addr" || return 1
-	locs=$(cgi_locations "$www" "$@") || return 1
+	locs=$(cgi_locations "$addr" "$@") || return 1
 	{
 		printf '%s\t%s\n' "server_name localhost;" "server_name localhost;\\nroot $www;"
 		printf '%s\t%s\n' "location / {" "$locs\\nlocation / {"
