@@ -24,9 +24,11 @@
 # not see it.  Each backend is started as the leader of a process group of
 # its own (setsid), and the group is ended on exit, so scripts that hang
 # under fcgiwrap do not outlive the test.  To run the tests against one
-# backend only: CGI_BACKENDS=evfcgid bash tests/test_cgi.sh.
+# backend only: CGI_BACKENDS=evfcgid bash tests/test_cgi.sh; another
+# evfcgid binary: CGI_EVFCGID=/path/to/evfcgid.
 
 CGI_BACKENDS=${CGI_BACKENDS:-fcgiwrap evfcgid}
+CGI_EVFCGID=${CGI_EVFCGID:-$EVFCGID}	# override: a sanitizer build
 FCGIWRAP=${FCGIWRAP:-$(command -v fcgiwrap || echo /usr/sbin/fcgiwrap)}
 GIT_HTTP_BACKEND=${GIT_HTTP_BACKEND:-$(git --exec-path 2>/dev/null)/git-http-backend}
 # evfcgid's per-request time limit: the option and the seconds the tests
@@ -85,10 +87,10 @@ cgi_backend_usable() {
 		[ -x "$FCGIWRAP" ] || CGI_SKIP="fcgiwrap is not installed ($FCGIWRAP)"
 		;;
 	evfcgid)
-		if [ ! -x "$EVFCGID" ]; then
-			CGI_SKIP="$EVFCGID is not built"
-		elif ! "$EVFCGID" --help 2>&1 | grep -q -e '--cgi'; then
-			CGI_SKIP="$EVFCGID --help does not mention --cgi (issue 12 not built yet)"
+		if [ ! -x "$CGI_EVFCGID" ]; then
+			CGI_SKIP="$CGI_EVFCGID is not built"
+		elif ! "$CGI_EVFCGID" --help 2>&1 | grep -q -e '--cgi'; then
+			CGI_SKIP="$CGI_EVFCGID --help does not mention --cgi (issue 12 not built yet)"
 		fi
 		;;
 	*) CGI_SKIP="unknown CGI backend '$1'" ;;
@@ -147,11 +149,11 @@ start_fcgiwrap() {
 start_evfcgid_cgi() {
 	local root=$1 kind=${2:-tcp}
 	local -a limit=()
-	"$EVFCGID" --help 2>&1 | grep -q -e "$CGI_TIMEOUT_OPT" &&
+	"$CGI_EVFCGID" --help 2>&1 | grep -q -e "$CGI_TIMEOUT_OPT" &&
 		limit=("$CGI_TIMEOUT_OPT" "$CGI_TIMEOUT")
 	cgi_addr "$kind"
 	CGI_LOG=$T/evfcgid-cgi.$CGI_NO.log
-	cgi_spawn_group "$CGI_LOG" "$EVFCGID" --cgi --cgi-root "$root" "${limit[@]}" \
+	cgi_spawn_group "$CGI_LOG" "$CGI_EVFCGID" --cgi --cgi-root "$root" "${limit[@]}" \
 		--listen "$CGI_ADDR" || return 1
 	wait_port "$CGI_ADDR"
 }

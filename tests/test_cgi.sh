@@ -117,6 +117,7 @@ check_env() {
 	[ -z "$faults" ] || echo "# $s:$faults" >&2
 	check "$b: $s, $method ${pi:-no path info}${q:+ ?$q}: the RFC 3875 4.1 variables" test -z "$faults"
 	[ -n "$leaks" ] || return 0
+	echo "# $b: $s: the script's PATH is $(sed -n 's/^PATH=//p' "$T/body")"
 	WHAT="the script sees EVFCGI_SECRET=$(sed -n 's/^EVFCGI_SECRET=//p' "$T/body")"
 	expect "$b" "$s: the daemon's own environment does not leak (EVFCGI_SECRET)" \
 		eval '! grep -q "^EVFCGI_SECRET=" "$T/body"'
