@@ -136,11 +136,19 @@ hello_within() {
 }
 
 # check_bad B SCRIPT WHY: SCRIPT gets a 502, the backend serves the next
-# request, and (evfcgid) its log names the script.
+# request, and (demanded of evfcgid) the 502 is the gateway's own answer,
+# not nginx's reaction to what the gateway passed on (nginx logs no
+# upstream error), and the gateway's log names the script.
 check_bad() {
-	local b=$1 s=$2 why=$3
+	local b=$1 s=$2 why=$3 n0 nginx_says
+	n0=$(wc -l <"$CGI_FE_DIR/error.log")
 	fetch "$CGI_URL/cgi-bin/$s" --max-time 10
 	check "$b: $s ($why): 502 (got $CODE)" test "$CODE" = 502
+	sleep 0.1
+	nginx_says=$(tail -n "+$((n0 + 1))" "$CGI_FE_DIR/error.log" | grep -o 'upstream [^,]*' | head -n 1)
+	WHAT="the 502 is nginx's, which logged: $nginx_says"
+	expect "$b" "$s: the 502 is the gateway's own answer (nginx logged: ${nginx_says:-nothing})" \
+		test -z "$nginx_says"
 	check "$b: after $s the backend still answers" hello_within "$b" 5
 	demanded "$b" &&
 		check "$b: $s: the log gives a reason naming the script" grep -q "$s" "$CGI_LOG"
