@@ -336,7 +336,7 @@ upload_done(struct evfcgi_req *req, struct upload *u, json_t *doc)
 		return;
 	}
 	if (u->u_id == 0 && json_array_size(st->s_items) >= MAX_ITEMS) {
-		send_error(req, 507, "the list is full (%d items)", MAX_ITEMS);
+		send_error(req, 503, "the list is full (%d items)", MAX_ITEMS);
 		return;
 	}
 	item = json_pack("{s:I, s:s, s:b}", "id", u->u_id != 0 ? u->u_id :

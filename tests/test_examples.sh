@@ -163,5 +163,177 @@ json_checks() {
 	stop_fe
 }
 
+# --- The static file server -------------------------------------------
+
+# fcgi_get URI [NAME=VALUE...]: GET URI straight over FastCGI (cgi-fcgi)
+# to $EX_ADDR with these params too; the CGI response on stdout.
+fcgi_get() {
+	local uri=$1
+	shift
+	env REQUEST_METHOD=GET REQUEST_URI="$uri" QUERY_STRING= "$@" \
+		cgi-fcgi -bind -connect "$EX_ADDR" </dev/null 2>/dev/null
+}
+
+# make_site DIR: the files the checks ask for, and some outside DIR.
+make_site() {
+	local w=$1
+	mkdir -p "$w/sub/deep" "$w/emptydir" "$T/outside"
+	printf 'hello\n' >"$w/hello.txt"
+	printf '<p>page</p>\n' >"$w/page.html"
+	printf 'p {}\n' >"$w/style.css"
+	printf '{}\n' >"$w/data.json"
+	printf '\x89PNG\r\n\x1a\n' >"$w/image.png"
+	printf 'raw' >"$w/noext"
+	: >"$w/empty.txt"
+	printf '<p>index of sub</p>\n' >"$w/sub/index.html"
+	printf 'deep\n' >"$w/sub/deep/file.txt"
+	printf 'dotfile\n' >"$w/.secret"
+	seq -w 0 199 | tr -d '\n' >"$w/digits"	# 600 bytes
+	printf 'SECRET-OUTSIDE\n' >"$T/outside/secret.txt"
+	ln -s ../outside/secret.txt "$w/link_out"
+	ln -s ../outside "$w/dirlink"
+	ln -s hello.txt "$w/link_in"
+	mkfifo "$w/pipe"
+	touch -d '2020-01-02 03:04:05 UTC' "$w/hello.txt"
+	head -c 104857600 /dev/urandom >"$w/big.bin"
+}
+
+static_checks() {
+	local w=$T/www lm a rss0 rss1 slow i out
+	make_site "$w"
+	start_example static_files "$w" || return
+	hreq /hello.txt
+	hcheck "static: /hello.txt" 200 Content-Type "text/plain; charset=utf-8" \
+		Content-Length 6 Accept-Ranges bytes \
+		Last-Modified "Thu, 02 Jan 2020 03:04:05 GMT"
+	check "static: /hello.txt's bytes" cmp -s "$R.b" "$w/hello.txt"
+	for a in "page.html text/html; charset=utf-8" "style.css text/css; charset=utf-8" \
+	    "data.json application/json" "image.png image/png" \
+	    "noext application/octet-stream" "empty.txt text/plain; charset=utf-8"; do
+		hreq "/${a%% *}"
+		hcheck "static: /${a%% *} is ${a#* }" 200 Content-Type "${a#* }" \
+			Content-Length "$(stat -c %s "$w/${a%% *}")"
+	done
+	hreq /sub/deep/file.txt
+	check "static: /sub/deep/file.txt" cmp -s "$R.b" "$w/sub/deep/file.txt"
+	hreq /sub
+	hcheck "static: /sub, a directory: 301 to /sub/" 301 Location /sub/
+	hreq /sub/
+	hcheck "static: /sub/ serves its index.html" 200 \
+		Content-Type "text/html; charset=utf-8"
+	check "static: /sub/'s bytes are index.html's" cmp -s "$R.b" "$w/sub/index.html"
+	hreq /emptydir/
+	hcheck "static: a directory without index.html: 403" 403
+	hreq /nothing.txt
+	hcheck "static: a missing file: 404" 404
+	hreq /hello.txt/x
+	hcheck "static: a file used as a directory: 404" 404
+	hreq /.secret
+	hcheck "static: a dot file: 404" 404
+	hreq /pipe
+	hcheck "static: a FIFO: 403, at once" 403
+	hreq -X POST -d x /hello.txt
+	hcheck "static: POST: 405 with Allow" 405 Allow "GET, HEAD"
+	hreq -I /hello.txt
+	hcheck "static: HEAD /hello.txt: its headers" 200 Content-Length 6
+
+	# Leaving the root: symbolic links, and '..' plain or encoded.
+	for a in /link_out /dirlink/secret.txt /link_in; do
+		hreq "$a"
+		hcheck "static: symbolic link $a: 403" 403
+	done
+	for a in /sub/%2e%2e/hello.txt /sub/%2E%2E/hello.txt /sub%2f..%2fhello.txt \
+	    /sub/..%2fhello.txt; do
+		hreq --path-as-is "$a"
+		hcheck "static: $a (nginx passes it on): 403" 403
+	done
+	for a in /../outside/secret.txt /%2e%2e/outside/secret.txt \
+	    /sub/../../outside/secret.txt /..%2f..%2foutside/secret.txt; do
+		hreq --path-as-is "$a"
+		check "static: $a through nginx: refused ($CODE), nothing leaks" \
+			eval '[[ $CODE == 4?? ]] && ! grep -q SECRET "$R.b"'
+		out=$(fcgi_get "$a")
+		check "static: $a straight over FastCGI: 403, nothing leaks" \
+			eval '[[ $out == "Status: 403 "* ]] && [[ $out != *SECRET* ]]'
+	done
+
+	# If-Modified-Since, in the three date forms; the daemon itself
+	# answers (asked over FastCGI too).
+	lm="Thu, 02 Jan 2020 03:04:05 GMT"
+	for a in "$lm" "Thursday, 02-Jan-20 03:04:05 GMT" "Thu Jan  2 03:04:05 2020" \
+	    "Fri, 03 Jan 2020 00:00:00 GMT"; do
+		hreq -H "If-Modified-Since: $a" /hello.txt
+		hcheck "static: If-Modified-Since: $a: 304" 304 Last-Modified "$lm"
+	done
+	check "static: 304 has no body" test ! -s "$R.b"
+	for a in "Thu, 02 Jan 2020 03:04:04 GMT" "yesterday"; do
+		hreq -H "If-Modified-Since: $a" /hello.txt
+		hcheck "static: If-Modified-Since: $a: 200" 200 Content-Length 6
+	done
+	out=$(fcgi_get /hello.txt "HTTP_IF_MODIFIED_SINCE=$lm")
+	check "static: If-Modified-Since over FastCGI: 304 from the daemon" \
+		eval '[[ $out == "Status: 304 "* ]]'
+
+	# Ranges.
+	hreq -H 'Range: bytes=10-19' /digits
+	hcheck "static: Range bytes=10-19: 206" 206 Content-Range "bytes 10-19/600" \
+		Content-Length 10
+	check "static: bytes=10-19 are the file's" \
+		eval '[ "$(cat "$R.b")" = "$(cut -c 11-20 "$w/digits")" ]'
+	hreq -H 'Range: bytes=590-' /digits
+	hcheck "static: Range bytes=590-: the last 10" 206 Content-Range "bytes 590-599/600"
+	hreq -H 'Range: bytes=-5' /digits
+	hcheck "static: Range bytes=-5" 206 Content-Range "bytes 595-599/600"
+	check "static: bytes=-5 are the last 5" eval '[ "$(cat "$R.b")" = 98199 ]'
+	hreq -H 'Range: bytes=500-9999' /digits
+	hcheck "static: Range past the end is cut to it" 206 Content-Range "bytes 500-599/600"
+	hreq -H 'Range: bytes=600-' /digits
+	hcheck "static: Range bytes=600- (the size): 416" 416 Content-Range "bytes */600"
+	hreq -H 'Range: bytes=-0' /digits
+	hcheck "static: Range bytes=-0: 416" 416
+	for a in "bytes=0-1,5-6" "bytes=5-2" "bytes=x-1" "items=0-1"; do
+		hreq -H "Range: $a" /digits
+		hcheck "static: Range $a: ignored, 200 and the whole file" 200 \
+			Content-Length 600
+	done
+	hreq -H 'Range: bytes=0-0' -H "If-Range: $(header_value "$R.h" Last-Modified)" /digits
+	hcheck "static: If-Range matching Last-Modified: 206" 206 Content-Range "bytes 0-0/600"
+	hreq -H 'Range: bytes=0-0' -H 'If-Range: Mon, 01 Jan 2001 00:00:00 GMT' /digits
+	hcheck "static: If-Range not matching: 200, whole" 200 Content-Length 600
+	hreq -H 'Range: bytes=52428800-52429823' /big.bin
+	hcheck "static: a range in the middle of 100 MiB" 206 Content-Length 1024
+	check "static: that range byte for byte" cmp -s "$R.b" \
+		<(tail -c +52428801 "$w/big.bin" | head -c 1024)
+
+	# 100 MiB whole, then read slowly: the daemon holds a watermark.
+	hreq /big.bin
+	hcheck "static: 100 MiB" 200 Content-Length 104857600
+	check "static: 100 MiB byte for byte (cmp)" cmp -s "$R.b" "$w/big.bin"
+	rm -f "$R.b"
+	rss0=$(rss_kib "$EX_PID")
+	spawn curl -s -o /dev/null --limit-rate 1M --max-time 20 "$URL/big.bin"
+	slow=$SPAWNED
+	rss1=0
+	for i in 1 2 3 4 5 6; do
+		sleep 0.5
+		a=$(rss_kib "$EX_PID")
+		[ "$a" -gt "$rss1" ] && rss1=$a
+	done
+	echo "# static: RSS $rss0 KiB before, at most $rss1 KiB while a client reads 100 MiB at 1 MB/s"
+	check "static: a slow client of 100 MiB costs under 4 MiB of RSS ($rss0 -> $rss1 KiB)" \
+		test "$rss1" -le $((rss0 + 4096))
+	check "static: the slow client is still reading" kill -0 "$slow"
+	kill "$slow" 2>/dev/null
+	wait "$slow" 2>/dev/null
+	# nginx closes the backend connection once it sees its client gone;
+	# the engine then closes the file (evfcgi_write_fd owns it).
+	wait_until 10 eval '[ "$(ls -l "/proc/$EX_PID/fd" | grep -c "$w/")" = 0 ]'
+	check "static: the slow client gone, no file of the root is left open" \
+		eval '[ "$(ls -l "/proc/$EX_PID/fd" | grep -c "$w/")" = 0 ]'
+	check "static: static_files still runs" kill -0 "$EX_PID"
+	stop_fe
+}
+
 json_checks
+static_checks
 finish
