@@ -334,6 +334,105 @@ static_checks() {
 	stop_fe
 }
 
+# --- Server-sent events -------------------------------------------------
+
+# sse_stat NAME: a number from the /stats of the sse at $EX_ADDR, asked
+# over FastCGI ("clients", "events").
+sse_stat() {
+	fcgi_get /stats | tr -d '\r' | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+# sse_clients_are N: true when the sse at $EX_ADDR holds N streams.
+sse_clients_are() { [ "$(sse_stat clients)" = "$1" ]; }
+
+sse_checks() {
+	local n=500 rss0 rss1 per sum i a bad="" rc
+	local -a curls=()
+	start_example sse --max-clients 600 || return
+	rss0=$(rss_kib "$EX_PID")
+
+	# 500 streams held straight over FastCGI: each gets its events, and
+	# what they cost is measured while they are held.
+	spawn python3 "$TOP/examples/sse_clients.py" "$EX_ADDR" -n "$n" \
+		--seconds 3.5 >"$T/held"
+	a=$SPAWNED
+	if wait_for_line "$T/held" '^connected' 60; then
+		sleep 1.5
+		rss1=$(rss_kib "$EX_PID")
+		check "sse: /stats counts the $n streams held" sse_clients_are "$n"
+	fi
+	wait "$a"
+	sum=$(grep '^clients' "$T/held")
+	echo "# sse: $sum"
+	read -r _ _ _ c _ r _ e _ _ min _ _ _ _ <<<"$sum"
+	check "sse: $n clients over FastCGI all connected (${c:-0}), none refused or ended" \
+		test "${c:-0}" -eq "$n" -a "${r:-1}" -eq 0 -a "${e:-1}" -eq 0
+	check "sse: each of the $n received at least 2 events in 3.5 s (least: ${min:-0})" \
+		test "${min:-0}" -ge 2
+	per=$(( (${rss1:-0} - rss0) / n ))
+	echo "# sse: RSS $rss0 KiB, $rss1 KiB holding $n streams: $per KiB a client"
+	# Measured here: 3 to 6 KiB a client (examples/sse-measure).
+	check "sse: memory per client held under 16 KiB ($per KiB)" \
+		test "${rss1:-0}" -gt 0 -a "$per" -le 16
+	check "sse: the clients gone, the abort callbacks dropped them all" \
+		wait_until 5 sse_clients_are 0
+
+	# Through nginx, with curl.
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		spawn curl -sN -D "$T/sse.h.$i" -o "$T/sse.b.$i" --max-time 20 "$URL/events"
+		curls+=("$SPAWNED")
+	done
+	check "sse: 10 clients through nginx held" wait_until 5 sse_clients_are 10
+	sleep 2.5
+	kill "${curls[@]}" 2>/dev/null
+	wait "${curls[@]}" 2>/dev/null
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(header_value "$T/sse.h.$i" Content-Type)" = text/event-stream ] ||
+			bad+=" $i:type"
+		[ "$(grep -c '^id: [0-9]*$' "$T/sse.b.$i")" -ge 2 ] || bad+=" $i:ids"
+		[ "$(grep -c '^data: {"n":[0-9]*,"clients":[0-9]*,"time":[0-9]*}$' \
+			"$T/sse.b.$i")" -ge 2 ] || bad+=" $i:data"
+	done
+	report "sse: through nginx, each client: text/event-stream, 2 events or more with id and data" "$bad"
+	check "sse: curl killed, nginx closes the streams and the aborts drop them" \
+		wait_until 10 sse_clients_are 0
+
+	hreq -I /events
+	hcheck "sse: HEAD /events: 200 at once, not a stream" 200 Content-Type text/event-stream
+	hreq -X POST -d x /events
+	hcheck "sse: POST /events: 405" 405 Allow "GET, HEAD"
+
+	# SIGTERM: every stream ends with a last event, then the drain.
+	curls=()
+	for i in 1 2 3; do
+		spawn curl -sN -o "$T/sse.t.$i" --max-time 20 "$URL/events"
+		curls+=("$SPAWNED")
+	done
+	wait_until 5 sse_clients_are 3
+	kill -TERM "$EX_PID"
+	wait_gone 10 "$EX_PID"
+	wait "$EX_PID"
+	rc=$?
+	check "sse: SIGTERM: exits 0 ($rc)" test "$rc" -eq 0
+	wait_gone 10 "${curls[@]}"
+	bad=""
+	for i in 1 2 3; do
+		[ "$(tail -n 2 "$T/sse.t.$i" | head -n 1)" = "data: server stopping" ] ||
+			bad+=" $i: $(tail -c 60 "$T/sse.t.$i" | tr '\n' '|')"
+	done
+	report "sse: SIGTERM: each stream ends with event: bye" "$bad"
+	stop_fe
+
+	# --max-clients: the next ones get 503.
+	start_example sse --max-clients 5 || return
+	python3 "$TOP/examples/sse_clients.py" "$EX_ADDR" -n 8 --seconds 0.5 >"$T/held"
+	read -r _ _ _ c _ r _ <<<"$(grep '^clients' "$T/held")"
+	check "sse: --max-clients 5: 5 held, 3 refused (${c:-?}, ${r:-?})" \
+		test "${c:-0}" -eq 5 -a "${r:-0}" -eq 3
+	stop_fe
+}
+
 json_checks
 static_checks
+sse_checks
 finish
