@@ -3,18 +3,16 @@
  * list.  Every answer is JSON, errors included, written by jansson (no
  * hand-made escaping):
  *
- *   GET    /api/items[?limit=N&offset=N&done=true|false]   the list
- *   POST   /api/items        {"title": "...", "done": false}   201, Location
- *   GET    /api/items/ID     one item (404 when there is none)
- *   PUT    /api/items/ID     {"title": "...", "done": true}    replaced
- *   DELETE /api/items/ID     204
+ *   GET    /api/items[?limit=N&offset=N]   the list
+ *   POST   /api/items     {"title": "...", "done": false}   201, Location
+ *   GET    /api/items/ID  one item         DELETE /api/items/ID  204
  *
  * Errors: 400 bad JSON or query, 404, 405 with Allow, 413 past 16 KiB of
  * body (evfcgi_body_limit() on a streamed route), 415 for a body that is
  * not application/json.
  *
  * usage: json_api [--listen ADDR]   (without --listen: fd 0, a listening
- * socket, as under spawn-fcgi).  Behind nginx: see examples/README.
+ * socket, as under spawn-fcgi)
  */
 #include <sys/types.h>
 
@@ -48,14 +46,13 @@ struct store {
 struct upload {
 	struct store	*u_store;
 	struct evbuffer	*u_buf;
-	json_int_t	 u_id;		/* PUT: the item; POST: 0 */
 };
 
 static void	route_items(struct evfcgi_req *, void *);
 static void	route_item(struct evfcgi_req *, void *);
 static void	route_none(struct evfcgi_req *, void *);
 static void	list_items(struct evfcgi_req *, struct store *);
-static void	take_body(struct evfcgi_req *, struct store *, json_int_t);
+static void	take_body(struct evfcgi_req *, struct store *);
 static void	upload_body(struct evfcgi_req *, struct evbuffer *, int,
 		    void *);
 static void	upload_abort(struct evfcgi_req *, void *);
@@ -148,14 +145,14 @@ route_items(struct evfcgi_req *req, void *arg)
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
 		list_items(req, arg);
 	else if (strcmp(m, "POST") == 0)
-		take_body(req, arg, 0);
+		take_body(req, arg);
 	else {
 		evfcgi_header_add(req, "Allow", "GET, HEAD, POST");
 		send_error(req, 405, "method %s not allowed here", m);
 	}
 }
 
-/* /api/items/ID: one item, read, replaced or deleted. */
+/* /api/items/ID: one item, read or deleted. */
 static void
 route_item(struct evfcgi_req *req, void *arg)
 {
@@ -172,15 +169,13 @@ route_item(struct evfcgi_req *req, void *arg)
 	}
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
 		send_json(req, 200, json_incref(json_array_get(st->s_items, i)));
-	else if (strcmp(m, "PUT") == 0)
-		take_body(req, st, id);
 	else if (strcmp(m, "DELETE") == 0) {
 		json_array_remove(st->s_items, i);
 		/* No Content-Length on a 204 (RFC 9110 8.6). */
 		evfcgi_header(req, 204, NULL, -1);
 		evfcgi_finish(req);
 	} else {
-		evfcgi_header_add(req, "Allow", "GET, HEAD, PUT, DELETE");
+		evfcgi_header_add(req, "Allow", "GET, HEAD, DELETE");
 		send_error(req, 405, "method %s not allowed here", m);
 	}
 }
@@ -192,60 +187,42 @@ route_none(struct evfcgi_req *req, void *arg)
 	send_error(req, 404, "no such resource");
 }
 
-/* GET /api/items: the query's limit, offset and done filter applied. */
+/* GET /api/items: "limit=N&offset=N", in any order, both optional. */
 static void
 list_items(struct evfcgi_req *req, struct store *st)
 {
 	const char	*q = evfcgi_query(req), *amp, *eq;
-	json_int_t	 limit = 100, offset = 0, total = 0, v;
-	json_t		*out, *item;
-	size_t		 i, klen, vlen;
-	int		 done = -1;
+	json_int_t	 limit = 100, offset = 0, *v;
+	json_t		*out;
+	size_t		 n;
 
 	for (; *q != '\0'; q = *amp == '&' ? amp + 1 : amp) {
 		amp = q + strcspn(q, "&");
-		eq = memchr(q, '=', (size_t)(amp - q));
-		klen = (size_t)((eq != NULL ? eq : amp) - q);
-		vlen = eq != NULL ? (size_t)(amp - eq - 1) : 0;
-		if (klen == 5 && strncmp(q, "limit", 5) == 0 && eq != NULL &&
-		    parse_uint(eq + 1, vlen, MAX_LIMIT, &v) == 0)
-			limit = v;
-		else if (klen == 6 && strncmp(q, "offset", 6) == 0 &&
-		    eq != NULL && parse_uint(eq + 1, vlen, INT64_MAX, &v) == 0)
-			offset = v;
-		else if (klen == 4 && strncmp(q, "done", 4) == 0 && eq != NULL &&
-		    (vlen == 4 || vlen == 5) && strncmp(eq + 1, vlen == 4 ?
-		    "true" : "false", vlen) == 0)
-			done = vlen == 4;
-		else if (klen > 0) {
-			send_error(req, 400, "bad query parameter '%.*s': "
-			    "limit=0..%d, offset=N, done=true|false",
-			    (int)(klen < 40 ? klen : 40), q, MAX_LIMIT);
+		eq = q + strcspn(q, "=&");
+		v = eq - q == 5 && strncmp(q, "limit", 5) == 0 ? &limit :
+		    eq - q == 6 && strncmp(q, "offset", 6) == 0 ? &offset : NULL;
+		if (v == NULL || *eq != '=' || parse_uint(eq + 1, (size_t)(amp -
+		    eq - 1), v == &limit ? MAX_LIMIT : INT64_MAX, v) == -1) {
+			send_error(req, 400, "bad query at '%.*s': expected "
+			    "limit=0..%d, offset=N", (int)(amp - q < 40 ?
+			    amp - q : 40), q, MAX_LIMIT);
 			return;
 		}
 	}
-	if ((out = json_array()) == NULL) {
-		evfcgi_respond_error(req, 503, "out of memory");
-		return;
-	}
-	json_array_foreach(st->s_items, i, item) {
-		if (done != -1 && json_is_true(json_object_get(item, "done")) !=
-		    done)
-			continue;
-		if (total++ >= offset &&
-		    (json_int_t)json_array_size(out) < limit)
-			json_array_append(out, item);
-	}
-	send_json(req, 200, json_pack("{s:o, s:I, s:I, s:I}", "items", out,
-	    "total", total, "offset", offset, "limit", limit));
+	n = json_array_size(st->s_items);
+	out = json_array();
+	while (out != NULL && offset < (json_int_t)n && limit-- > 0)
+		json_array_append(out, json_array_get(st->s_items, offset++));
+	send_json(req, 200, json_pack("{s:o, s:I}", "items", out, "total",
+	    (json_int_t)n));
 }
 
 /*
- * POST and PUT: the body is capped before it comes, then collected as it
- * arrives; upload_body() acts once it has ended.
+ * POST: the body is capped before it comes, then collected as it arrives;
+ * upload_body() acts once it has ended.
  */
 static void
-take_body(struct evfcgi_req *req, struct store *st, json_int_t id)
+take_body(struct evfcgi_req *req, struct store *st)
 {
 	const char	*ct = evfcgi_param(req, "CONTENT_TYPE");
 	struct upload	*u;
@@ -267,7 +244,6 @@ take_body(struct evfcgi_req *req, struct store *st, json_int_t id)
 		return;
 	}
 	u->u_store = st;
-	u->u_id = id;
 	evfcgi_on_abort(req, upload_abort, u);
 	evfcgi_on_body(req, upload_body, u);
 }
@@ -318,7 +294,6 @@ upload_done(struct evfcgi_req *req, struct upload *u, json_t *doc)
 	json_t		*item;
 	const char	*title;
 	char		 loc[64];
-	size_t		 i = (size_t)-1;
 	int		 done = 0;
 
 	if (json_unpack_ex(doc, &jerr, JSON_STRICT, "{s:s, s?b}", "title",
@@ -331,24 +306,15 @@ upload_done(struct evfcgi_req *req, struct upload *u, json_t *doc)
 		send_error(req, 400, "a title of 1 to %d bytes", MAX_TITLE);
 		return;
 	}
-	if (u->u_id != 0 && (i = find_item(st, u->u_id)) == (size_t)-1) {
-		send_error(req, 404, "no such item");	/* deleted meanwhile */
-		return;
-	}
-	if (u->u_id == 0 && json_array_size(st->s_items) >= MAX_ITEMS) {
+	if (json_array_size(st->s_items) >= MAX_ITEMS) {
 		send_error(req, 503, "the list is full (%d items)", MAX_ITEMS);
 		return;
 	}
-	item = json_pack("{s:I, s:s, s:b}", "id", u->u_id != 0 ? u->u_id :
-	    st->s_next, "title", title, "done", done);
-	if (item == NULL || (u->u_id != 0 ? json_array_set(st->s_items, i,
-	    item) : json_array_append(st->s_items, item)) == -1) {
+	item = json_pack("{s:I, s:s, s:b}", "id", st->s_next, "title", title,
+	    "done", done);
+	if (item == NULL || json_array_append(st->s_items, item) == -1) {
 		json_decref(item);
 		evfcgi_respond_error(req, 503, "out of memory");
-		return;
-	}
-	if (u->u_id != 0) {
-		send_json(req, 200, item);
 		return;
 	}
 	snprintf(loc, sizeof(loc), "/api/items/%" JSON_INTEGER_FORMAT,

@@ -97,8 +97,8 @@ json_checks() {
 	hreq '/api/items?limit=1&offset=1'
 	jcheck "json: ?limit=1&offset=1" 200 \
 		'.items | length == 1 and .[0].id == 2'
-	hreq '/api/items?done=true'
-	jcheck "json: ?done=true" 200 '.total == 1 and .items[0].id == 2'
+	hreq '/api/items?offset=2&limit=5'
+	jcheck "json: ?offset=2&limit=5" 200 '.total == 3 and ([.items[].id] == [3])'
 	hreq '/api/items?limit=abc'
 	jcheck "json: ?limit=abc: 400 as JSON" 400 \
 		'.status == 400 and (.error | test("limit"))'
@@ -106,12 +106,6 @@ json_checks() {
 	jcheck "json: ?limit above 1000: 400" 400 '.status == 400'
 	hreq /api/items/3
 	jcheck "json: GET /api/items/3" 200 '.id == 3 and (.title | test("☃"))'
-	hreq -X PUT "${j[@]}" --data-binary '{"title":"buy oat milk","done":true}' \
-		/api/items/1
-	jcheck "json: PUT /api/items/1 replaces it" 200 \
-		'.id == 1 and .title == "buy oat milk" and .done == true'
-	hreq /api/items/1
-	jcheck "json: GET /api/items/1 after PUT" 200 '.title == "buy oat milk"'
 	hreq -X DELETE /api/items/1
 	hcheck "json: DELETE /api/items/1: 204, no Content-Length" 204 \
 		Content-Length ""
@@ -144,9 +138,9 @@ json_checks() {
 	hreq "${j[@]}" --data-binary "@$T/big.json" /api/items
 	jcheck "json: POST 20 kB (cap 16 KiB, evfcgi_body_limit): 413 as JSON" 413 \
 		'.status == 413'
-	hreq -X PATCH "${j[@]}" --data-binary '{}' /api/items/2
-	jcheck "json: PATCH /api/items/2: 405 as JSON" 405 '.status == 405'
-	hcheck "json: PATCH /api/items/2: Allow" 405 Allow "GET, HEAD, PUT, DELETE"
+	hreq -X PUT "${j[@]}" --data-binary '{}' /api/items/2
+	jcheck "json: PUT /api/items/2: 405 as JSON" 405 '.status == 405'
+	hcheck "json: PUT /api/items/2: Allow" 405 Allow "GET, HEAD, DELETE"
 	hreq -X DELETE /api/items
 	hcheck "json: DELETE /api/items: 405 with Allow" 405 Allow "GET, HEAD, POST"
 	hreq /elsewhere
