@@ -265,7 +265,9 @@ upload_body(struct evfcgi_req *req, struct evbuffer *body, int done,
 	len = evbuffer_get_length(u->u_buf);
 	doc = json_loadb((const char *)evbuffer_pullup(u->u_buf, -1), len,
 	    JSON_REJECT_DUPLICATES, &jerr);
-	if (doc == NULL)
+	if (len == 0)
+		send_error(req, 400, "an empty body: expected a JSON object");
+	else if (doc == NULL)
 		send_error(req, 400, "bad JSON at line %d, column %d: %s",
 		    jerr.line, jerr.column, jerr.text);
 	else

@@ -12,7 +12,8 @@
  * with a count, freed when the last client has sent it.  A client that goes
  * away (its connection closes, or nginx drops it) is removed by the abort
  * callback.  A client that stops reading is closed by the engine after
- * --write-timeout without progress.  On SIGTERM or SIGINT every stream
+ * 60 s without progress (write_timeout), so a stuck stream holds at most a
+ * minute of events.  On SIGTERM or SIGINT every stream
  * gets a last "event: bye" and ends, then the server drains.
  * GET /stats answers "clients N\nevents N\n".
  *
@@ -134,6 +135,7 @@ main(int argc, char **argv)
 	TAILQ_INIT(&hub.h_clients);
 	evfcgi_limits_default(&lim);
 	lim.max_conns = hub.h_max + 64;		/* and some for /stats */
+	lim.write_timeout = 60;		/* a live client drains in a minute */
 	if ((base = event_base_new()) == NULL ||
 	    (hub.h_srv = evfcgi_server_new(base, &lim)) == NULL ||
 	    evfcgi_route_methods(hub.h_srv, "/events", "GET", route_events,

@@ -120,6 +120,12 @@ json_checks() {
 	hreq "${j[@]}" --data-binary '{"title": "x",' /api/items
 	jcheck "json: POST bad JSON: 400 saying where" 400 \
 		'.status == 400 and (.error | test("bad JSON at line 1"))'
+	hreq "${j[@]}" --data-binary '' /api/items
+	jcheck "json: POST an empty body: 400" 400 '(.error | test("empty body"))'
+	printf '{"title":"\xff"}' >"$T/bad-utf8.json"
+	hreq "${j[@]}" --data-binary "@$T/bad-utf8.json" /api/items
+	jcheck "json: POST a title that is not UTF-8: 400, still valid JSON" 400 \
+		'.status == 400'
 	hreq "${j[@]}" --data-binary '{"title":"a","title":"b"}' /api/items
 	jcheck "json: POST a duplicate key: 400" 400 '.status == 400'
 	hreq "${j[@]}" --data-binary '{"title":5}' /api/items
@@ -426,6 +432,42 @@ sse_checks() {
 	stop_fe
 }
 
+# --- Command lines ------------------------------------------------------
+
+usage_checks() {
+	local e port
+	for e in json_api static_files sse; do
+		capture "$TOP/examples/$e" --help
+		check "$e --help: exit 0 and the usage" \
+			eval '[ "$RC" = 0 ] && [[ $OUT == "usage: $e "* ]]'
+		capture "$TOP/examples/$e" --no-such-flag
+		check "$e --no-such-flag: exit 2 and the usage" \
+			eval '[ "$RC" = 2 ] && [[ $ERR == *"usage: $e "* ]]'
+	done
+	capture "$TOP/examples/static_files"
+	check "static_files without ROOT: exit 2, says so" \
+		eval '[ "$RC" = 2 ] && [[ $ERR == *"expected one ROOT"* ]]'
+	capture "$TOP/examples/static_files" --listen 127.0.0.1:1 "$T/none"
+	check "static_files on a missing ROOT: exit 1, names it" \
+		eval '[ "$RC" = 1 ] && [[ $ERR == *"$T/none"* ]]'
+	capture "$TOP/examples/sse" </dev/null
+	check "sse, no --listen and fd 0 not a socket: exit 1, says so" \
+		eval '[ "$RC" = 1 ] && [[ $ERR == *"fd 0 is not a listening socket"* ]]'
+	capture "$TOP/examples/sse" --interval 0
+	check "sse --interval 0: exit 2" test "$RC" = 2
+	# fd 0 a listening socket, as spawn-fcgi (and lighttpd) hand it over.
+	if command -v spawn-fcgi >/dev/null; then
+		port=$(freeport)
+		spawn spawn-fcgi -n -a 127.0.0.1 -p "$port" -- \
+			"$TOP/examples/json_api" 2>>"$T/json_api.log"
+		EX_ADDR=127.0.0.1:$port
+		wait_port "$port"
+		check "json_api under spawn-fcgi (fd 0): answers" \
+			eval '[[ $(fcgi_get /api/items) == *"\"total\":0"* ]]'
+	fi
+}
+
+usage_checks
 json_checks
 static_checks
 sse_checks
