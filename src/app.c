@@ -359,7 +359,8 @@ route_status(struct evfcgi_req *req, void *arg)
 	    "\"requests\":%" PRIu64 ",\"requests_active\":%" PRIu64 ","
 	    "\"bytes_queued\":%" PRIu64 ",\"peak_bytes_queued\":%" PRIu64 ","
 	    "\"bytes_input\":%" PRIu64 ",\"peak_bytes_input\":%" PRIu64 ","
-	    "\"stalled_sockets\":%" PRIu64 ",\"overloaded\":%" PRIu64 ","
+	    "\"stalled_sockets\":%" PRIu64 ",\"lingering\":%" PRIu64 ","
+	    "\"overloaded\":%" PRIu64 ","
 	    "\"rejected\":%" PRIu64 ",\"aborted\":%" PRIu64 ","
 	    "\"closed_on_error\":%" PRIu64 ",\"denied\":%" PRIu64 ","
 	    "\"bytes_written\":%" PRIu64 ",\"body_bytes\":%" PRIu64 ","
@@ -378,7 +379,7 @@ route_status(struct evfcgi_req *req, void *arg)
 	    st.connections, st.connections_total, st.requests_total,
 	    st.requests_active, st.bytes_queued, st.peak_bytes_queued,
 	    st.bytes_input, st.peak_bytes_input,
-	    st.stalled, st.overloaded, st.rejected, st.aborted,
+	    st.stalled, st.lingering, st.overloaded, st.rejected, st.aborted,
 	    st.closed_on_error, st.denied, st.bytes_written, st.body_bytes,
 	    st.answered_2xx, st.answered_3xx, st.answered_4xx, st.answered_5xx,
 	    st.status_413, st.status_431, st.status_503, st.timeouts_header,
@@ -516,6 +517,9 @@ static const struct prom_metric prom_metrics[] = {
 	{ "evfcgid_stalled_sockets", "gauge",
 	    "Connections with output above the low watermark.",
 	    ST(stalled) },
+	{ "evfcgid_lingering_sockets", "gauge",
+	    "Connections closed whose answer's last bytes the kernel still "
+	    "holds (shut for writing, kept until sent).", ST(lingering) },
 	{ "evfcgid_overloaded_total", "counter",
 	    "Requests refused for load: FCGI_OVERLOADED or 503 from the "
 	    "engine.", ST(overloaded) },

@@ -33,6 +33,7 @@
 #include "conn.h"
 #include "fcgi_out.h"
 #include "fcgi_proto.h"
+#include "linger.h"
 #include "log.h"
 
 /* Input may hold two whole records before reading stops. */
@@ -52,6 +53,7 @@ static void	conn_flush(struct conn *);
 static void	conn_low_mark(struct conn *);
 static void	conn_write_timeout(struct conn *);
 static int	conn_idle_due(struct conn *);
+static void	conn_close_flushed(struct conn *);
 static void	conn_timeoutcb(evutil_socket_t, short, void *);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
@@ -254,13 +256,33 @@ conn_close(struct conn *c, const char *why)
 		evbuffer_free(c->c_in);
 	evbuffer_free(c->c_out);
 	c->c_in = c->c_out = NULL;
-	evutil_closesocket(c->c_fd);
+	if (c->c_fd != -1)
+		evutil_closesocket(c->c_fd);
 	c->c_fd = -1;
 	evtimer_del(&c->c_timer);
 	env->ce_st->connections--;
 	env->ce_closed(env->ce_arg, c);
 	if (c->c_in_cb == 0)
 		free(c);
+}
+
+/*
+ * Closes c, done with nothing left in its output buffer.  When the kernel
+ * still holds bytes of the answer (a peer that reads slowly, as a front
+ * end does with a slow client behind it), the socket goes to the server's
+ * linger set instead of being closed: an orphaned socket behind a zero
+ * window is reset by the kernel within minutes, cutting the answer.
+ */
+static void
+conn_close_flushed(struct conn *c)
+{
+	int	 outq = 0;
+
+	if (c->c_env->ce_linger != NULL &&
+	    ioctl(c->c_fd, SIOCOUTQ, &outq) == 0 && outq > 0 &&
+	    linger_start(c->c_env->ce_linger, c->c_fd, outq, c->c_peer) == 1)
+		c->c_fd = -1;
+	conn_close(c, NULL);
 }
 
 /* Closes c at once for what its peer did wrong (counted, logged). */
@@ -376,7 +398,7 @@ conn_maybe_close(struct conn *c)
 	    conn_input_pending(c))
 		return;
 	if (evbuffer_get_length(c->c_out) == 0)
-		conn_close(c, NULL);
+		conn_close_flushed(c);
 	else
 		conn_set_state(c, CONN_CLOSING);
 }
@@ -663,7 +685,7 @@ conn_timeoutcb(evutil_socket_t fd, short what, void *arg)
 		c->c_env->ce_st->timeouts_idle++;
 		conn_error(c, "idle timeout: request body stalled");
 	} else
-		conn_close(c, NULL);
+		conn_close_flushed(c);
 	conn_leave(c);
 }
 
@@ -730,7 +752,7 @@ conn_low_mark(struct conn *c)
 {
 	if (c->c_state == CONN_CLOSING) {
 		if (evbuffer_get_length(c->c_out) == 0)
-			conn_close(c, NULL);
+			conn_close_flushed(c);
 		budget_kick(c->c_env->ce_budget);
 		return;
 	}

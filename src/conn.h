@@ -23,6 +23,8 @@ struct event_base;
 struct conn;
 
 /* What the layer above lends every connection; it outlives them all. */
+struct linger_set;
+
 struct conn_env {
 	struct event_base		*ce_base;
 	const struct evfcgi_limits	*ce_lim;
@@ -30,6 +32,7 @@ struct conn_env {
 	struct budget			*ce_budget;	/* the global output cap */
 	struct budget			*ce_input;	/* the global input cap */
 	struct evfcgi_server		*ce_srv;	/* for the application */
+	struct linger_set		*ce_linger;	/* done, still sending */
 	/* Fills rt with the route of a request for path with method. */
 	void		(*ce_route)(void *arg, const char *path,
 			    const char *method, struct req_route *rt);

@@ -88,6 +88,9 @@ struct evfcgi_stats {
 	uint64_t	timeouts_record;	/* a record trickled */
 	uint64_t	timeouts_idle;		/* a request body stalled */
 	uint64_t	timeouts_write;		/* output without progress */
+	uint64_t	lingering;		/* closed, the answer's last
+						   bytes still in the kernel's
+						   queue: held until sent */
 };
 
 /*

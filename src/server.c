@@ -88,6 +88,8 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 	TAILQ_INIT(&srv->srv_conns);
 	srv->srv_accepting = 1;
 	srv->srv_groups = 1;
+	linger_init(&srv->srv_linger, base, lim->max_conns, lim->write_timeout,
+	    &srv->srv_st.lingering);
 	srv->srv_env = (struct conn_env){
 		.ce_base = base,
 		.ce_lim = &srv->srv_lim,
@@ -95,6 +97,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		.ce_budget = &srv->srv_budget,
 		.ce_input = &srv->srv_input,
 		.ce_srv = srv,
+		.ce_linger = &srv->srv_linger,
 		.ce_route = server_route,
 		.ce_closed = server_conn_closed,
 		.ce_arg = srv,
@@ -156,6 +159,7 @@ evfcgi_server_free(struct evfcgi_server *srv)
 		event_free(srv->srv_drain_ev);
 	budget_fini(&srv->srv_budget);
 	budget_fini(&srv->srv_input);
+	linger_fini(&srv->srv_linger);
 	req_pool_fini(&srv->srv_pool);
 	allow_free(&srv->srv_allow);
 	access_log_close(srv->srv_alog);

@@ -12,6 +12,7 @@
 
 #include "access_log.h"
 #include "allow.h"
+#include "linger.h"
 #include "budget.h"
 #include "conn.h"
 #include "evfcgi.h"
@@ -44,6 +45,7 @@ struct evfcgi_server {
 	struct budget		 srv_budget;	/* the global output cap */
 	struct budget		 srv_input;	/* the global input cap */
 	struct req_pool		 srv_pool;	/* requests kept for reuse */
+	struct linger_set	 srv_linger;	/* closed, still sending */
 	struct conn_env		 srv_env;	/* lent to every connection */
 	struct conn_list	 srv_conns;	/* every open connection */
 	struct listener		*srv_listeners;
