@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -29,20 +30,10 @@ static char	*cgi_script(struct evfcgi_req *);
 static struct cgi_job *job_new(struct cgi *, struct evfcgi_req *, char *,
 		    char *);
 static void	job_free(struct cgi_job *, int);
-static void	job_start(struct cgi_job *, int);
 static void	job_spawn(struct cgi_job *);
 static char	**job_env(struct cgi_job *);
 static void	job_abortcb(struct evfcgi_req *, void *);
 static void	job_timeoutcb(evutil_socket_t, short, void *);
-static int	redirect_params(struct cgi_job *, const char *, size_t,
-		    const char **);
-static struct cgi_child *child_new(struct cgi *, struct cgi_job *,
-		    const struct cgi_proc *);
-static void	child_kill(struct cgi_child *);
-static void	child_free(struct cgi_child *);
-static void	child_killcb(evutil_socket_t, short, void *);
-static void	cgi_reapcb(evutil_socket_t, short, void *);
-static void	cgi_run_queue(struct cgi *);
 
 void
 cgi_config_default(struct cgi_config *cfg)
@@ -53,6 +44,7 @@ cgi_config_default(struct cgi_config *cfg)
 	cfg->c_queue = 256;
 	cfg->c_timeout = 600;
 	cfg->c_max_header = 65536;
+	cfg->c_hold = 8 * 1024 * 1024;
 	cfg->c_grace = 2;
 	cfg->c_stderr_rate = 50;
 }
@@ -112,7 +104,7 @@ cgi_free(struct cgi *cg)
 		    (int)ch->ch_pid, ch->ch_killing ? "SIGKILL" : "SIGTERM");
 		if (ch->ch_job != NULL)
 			ch->ch_job->j_child = NULL;
-		child_free(ch);
+		cgi_child_free(ch);
 	}
 	if (cg->cg_sigchld != NULL)
 		event_free(cg->cg_sigchld);
@@ -179,7 +171,7 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 		job->j_body = evfcgi_body(req);
 		job->j_body_done = 1;
 	}
-	job_start(job, 0);
+	cgi_job_start(job, 0);
 }
 
 /* A job for req running argv0 (resolved: real), both taken; or NULL. */
@@ -212,9 +204,54 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0, char *real)
 	job->j_argv0 = argv0;
 	job->j_real = real;
 	job->j_in = job->j_out = -1;
-	if (cg->cg_cfg.c_timeout > 0)
+	if (cg->cg_cfg.c_timeout > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &job->j_deadline);
+		job->j_deadline.tv_sec += cg->cg_cfg.c_timeout;
 		evtimer_add(job->j_timer, &tv);
+	}
 	return job;
+}
+
+void
+cgi_job_clock_pause(struct cgi_job *job)
+{
+	struct timespec	 now;
+
+	if (job->j_cg->cg_cfg.c_timeout <= 0 || job->j_clock_paused)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	job->j_left.tv_sec = job->j_deadline.tv_sec - now.tv_sec;
+	job->j_left.tv_nsec = job->j_deadline.tv_nsec - now.tv_nsec;
+	if (job->j_left.tv_nsec < 0) {
+		job->j_left.tv_sec--;
+		job->j_left.tv_nsec += 1000000000L;
+	}
+	/* Past it already: the timer fires on this turn anyway. */
+	if (job->j_left.tv_sec < 0)
+		return;
+	evtimer_del(job->j_timer);
+	job->j_clock_paused = 1;
+}
+
+void
+cgi_job_clock_resume(struct cgi_job *job)
+{
+	struct timespec	 now;
+	struct timeval	 tv;
+
+	if (!job->j_clock_paused)
+		return;
+	job->j_clock_paused = 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	job->j_deadline.tv_sec = now.tv_sec + job->j_left.tv_sec;
+	job->j_deadline.tv_nsec = now.tv_nsec + job->j_left.tv_nsec;
+	if (job->j_deadline.tv_nsec >= 1000000000L) {
+		job->j_deadline.tv_sec++;
+		job->j_deadline.tv_nsec -= 1000000000L;
+	}
+	tv.tv_sec = job->j_left.tv_sec;
+	tv.tv_usec = job->j_left.tv_nsec / 1000;
+	evtimer_add(job->j_timer, &tv);
 }
 
 /*
@@ -232,7 +269,7 @@ job_free(struct cgi_job *job, int kill)
 	}
 	if (job->j_child != NULL) {
 		if (kill)
-			child_kill(job->j_child);
+			cgi_child_kill(job->j_child);
 		job->j_child->ch_job = NULL;
 	}
 	cgi_io_close(job);
@@ -301,8 +338,8 @@ job_timeoutcb(evutil_socket_t fd, short what, void *arg)
  * Runs job's program now if a slot is free and nobody waits before it
  * (front: it goes first, a local redirect), else queues it, else 503.
  */
-static void
-job_start(struct cgi_job *job, int front)
+void
+cgi_job_start(struct cgi_job *job, int front)
 {
 	struct cgi	*cg = job->j_cg;
 	char		 why[96];
@@ -358,6 +395,10 @@ job_spawn(struct cgi_job *job)
 	struct cgi_proc		 p;
 	char			**envp, why[128];
 
+	if (cgi_sigchld_on(cg) == -1) {
+		cgi_job_fail(job, 500, "cannot handle SIGCHLD");
+		return;
+	}
 	if ((envp = job_env(job)) == NULL) {
 		cgi_job_fail(job, 500, "out of memory");
 		return;
@@ -372,7 +413,7 @@ job_spawn(struct cgi_job *job)
 	}
 	free(envp);
 	job->j_started = 1;
-	if ((job->j_child = child_new(cg, job, &p)) == NULL) {
+	if ((job->j_child = cgi_child_new(cg, job, &p)) == NULL) {
 		(void)kill(-p.p_pid, SIGKILL);
 		close(p.p_in);
 		close(p.p_out);
@@ -386,7 +427,7 @@ job_spawn(struct cgi_job *job)
 }
 
 /* Starts what waits while slots are free. */
-static void
+void
 cgi_run_queue(struct cgi *cg)
 {
 	struct cgi_job	*job;
@@ -398,252 +439,4 @@ cgi_run_queue(struct cgi *cg)
 		job->j_queued = 0;
 		job_spawn(job);
 	}
-}
-
-/*
- * The overrides of a local redirect to loc (len bytes: path and query):
- * the program is the longest leading part of the path that is a file
- * under DOCUMENT_ROOT (SCRIPT_NAME), the rest is PATH_INFO; method GET,
- * no body.  Returns 0, or the status to answer with *why.
- */
-static int
-redirect_params(struct cgi_job *job, const char *loc, size_t len,
-    const char **why)
-{
-	const char	*root = evfcgi_param(job->j_req, "DOCUMENT_ROOT");
-	const char	*q = memchr(loc, '?', len);
-	struct stat	 st;
-	char		*path, *file, *uri, *query, *sname;
-	size_t		 plen = q != NULL ? (size_t)(q - loc) : len, rl, i;
-	long		 dl;
-
-	if (root == NULL || *root != '/') {
-		*why = "no DOCUMENT_ROOT to find its path in";
-		return 500;
-	}
-	rl = strlen(root);
-	free(job->j_overmem);
-	/* path, root + path, the URI, the query, SCRIPT_NAME. */
-	if ((job->j_overmem = malloc(plen + 1 + rl + plen + 1 + len + 1 +
-	    len + 1 + plen + 1)) == NULL) {
-		*why = "out of memory";
-		return 500;
-	}
-	path = job->j_overmem;
-	file = path + plen + 1;
-	uri = file + rl + plen + 1;
-	query = uri + len + 1;
-	sname = query + len + 1;
-	if ((dl = req_pct_decode(path, loc, plen)) == -1) {
-		*why = "a malformed escape in its path";
-		return 404;
-	}
-	memcpy(uri, loc, len);
-	uri[len] = '\0';
-	if (q != NULL)
-		memcpy(query, q + 1, len - plen - 1);
-	query[q != NULL ? len - plen - 1 : 0] = '\0';
-	memcpy(file, root, rl);
-	for (i = 1; i <= (size_t)dl; i++) {
-		if (i < (size_t)dl && path[i] != '/')
-			continue;
-		memcpy(file + rl, path, i);
-		file[rl + i] = '\0';
-		if (stat(file, &st) == -1 || !S_ISDIR(st.st_mode))
-			break;
-	}
-	if (i > (size_t)dl || stat(file, &st) == -1 || !S_ISREG(st.st_mode)) {
-		*why = "no program on its path";
-		return 404;
-	}
-	memcpy(sname, path, i);
-	sname[i] = '\0';
-	job->j_nover = 0;
-#define OVER(n, v) do {							\
-	job->j_over[job->j_nover].p_name = (n);				\
-	job->j_over[job->j_nover++].p_value = (v);			\
-} while (0)
-	OVER("SCRIPT_FILENAME", file);
-	OVER("SCRIPT_NAME", sname);
-	OVER("DOCUMENT_URI", path);
-	OVER("PATH_INFO", path[i] != '\0' ? path + i : NULL);
-	OVER("QUERY_STRING", query);
-	OVER("REQUEST_URI", uri);
-	OVER("REQUEST_METHOD", "GET");
-	OVER("CONTENT_LENGTH", NULL);
-	OVER("CONTENT_TYPE", NULL);
-	OVER("PATH_TRANSLATED", NULL);
-#undef OVER
-	return 0;
-}
-
-void
-cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
-{
-	struct cgi	*cg = job->j_cg;
-	const char	*why;
-	char		*real, *argv0, *name, msg[160];
-	int		 status;
-
-	if (++job->j_redirects > CGI_MAX_REDIRECTS) {
-		cgi_job_fail(job, 500, "too many local redirects");
-		return;
-	}
-	/* The first program's part is over; it finishes on its own. */
-	cgi_io_close(job);
-	if (job->j_child != NULL)
-		job->j_child->ch_job = NULL;
-	job->j_child = NULL;
-	evbuffer_drain(job->j_head, evbuffer_get_length(job->j_head));
-	job->j_scanpos = 0;
-	job->j_discard = 1;
-	if (job->j_body != NULL)
-		evbuffer_drain(job->j_body, evbuffer_get_length(job->j_body));
-	if ((status = redirect_params(job, loc, len, &why)) == 0 &&
-	    (status = cgi_resolve(cg->cg_root, cg->cg_rootlen,
-	    job->j_over[0].p_value, &real, &why)) == 0) {
-		argv0 = strdup(job->j_over[0].p_value);
-		name = cgi_safe_str(job->j_over[0].p_value);
-		if (argv0 == NULL || name == NULL) {
-			free(argv0);
-			free(name);
-			free(real);
-			cgi_job_fail(job, 500, "out of memory");
-			return;
-		}
-		free(job->j_real);
-		free(job->j_argv0);
-		free(job->j_name);
-		job->j_real = real;
-		job->j_argv0 = argv0;
-		job->j_name = name;
-		log_debug("cgi %s: local redirect", name);
-		job_start(job, 1);
-		return;
-	}
-	snprintf(msg, sizeof(msg), "local redirect: %s", why);
-	cgi_job_fail(job, status, msg);
-}
-
-/* A child record for p, run for job, its stderr read; or NULL. */
-static struct cgi_child *
-child_new(struct cgi *cg, struct cgi_job *job, const struct cgi_proc *p)
-{
-	struct cgi_child	*ch;
-
-	if (cg->cg_sigchld == NULL) {
-		if ((cg->cg_sigchld = evsignal_new(cg->cg_base, SIGCHLD,
-		    cgi_reapcb, cg)) == NULL)
-			return NULL;
-		if (evsignal_add(cg->cg_sigchld, NULL) == -1) {
-			event_free(cg->cg_sigchld);
-			cg->cg_sigchld = NULL;
-			return NULL;
-		}
-	}
-	if ((ch = calloc(1, sizeof(*ch))) == NULL)
-		return NULL;
-	ch->ch_cg = cg;
-	ch->ch_job = job;
-	ch->ch_pid = p->p_pid;
-	ch->ch_err = p->p_err;
-	if ((ch->ch_name = strdup(job->j_name)) == NULL ||
-	    (ch->ch_errev = event_new(cg->cg_base, p->p_err,
-	    EV_READ | EV_PERSIST, cgi_io_errcb, ch)) == NULL ||
-	    (ch->ch_killev = evtimer_new(cg->cg_base, child_killcb,
-	    ch)) == NULL) {
-		if (ch->ch_errev != NULL)
-			event_free(ch->ch_errev);
-		free(ch->ch_name);
-		free(ch);
-		return NULL;
-	}
-	event_add(ch->ch_errev, NULL);
-	TAILQ_INSERT_TAIL(&cg->cg_children, ch, ch_entry);
-	cg->cg_nchildren++;
-	/* The SIGCHLD of a child that ended already is not lost: the
-	   signal stays pending for the loop. */
-	return ch;
-}
-
-/* Ends ch's process group: SIGTERM now, SIGKILL after the grace. */
-static void
-child_kill(struct cgi_child *ch)
-{
-	struct timeval	 tv = { ch->ch_cg->cg_cfg.c_grace, 0 };
-
-	if (ch->ch_killing)
-		return;
-	ch->ch_killing = 1;
-	log_info("cgi %s[%d]: ending it (SIGTERM to its process group)",
-	    ch->ch_name, (int)ch->ch_pid);
-	(void)kill(-ch->ch_pid, SIGTERM);
-	evtimer_add(ch->ch_killev, &tv);
-}
-
-/* The grace ran out. */
-static void
-child_killcb(evutil_socket_t fd, short what, void *arg)
-{
-	struct cgi_child	*ch = arg;
-
-	(void)fd;
-	(void)what;
-	log_warn("cgi %s[%d]: still running %d s after SIGTERM: SIGKILL",
-	    ch->ch_name, (int)ch->ch_pid, ch->ch_cg->cg_cfg.c_grace);
-	(void)kill(-ch->ch_pid, SIGKILL);
-}
-
-/* Forgets ch (reaped, or at exit); its stderr is read no more. */
-static void
-child_free(struct cgi_child *ch)
-{
-	struct cgi	*cg = ch->ch_cg;
-
-	TAILQ_REMOVE(&cg->cg_children, ch, ch_entry);
-	cg->cg_nchildren--;
-	if (ch->ch_err >= 0) {
-		event_free(ch->ch_errev);
-		close(ch->ch_err);
-	}
-	event_free(ch->ch_killev);
-	free(ch->ch_name);
-	free(ch);
-}
-
-/* SIGCHLD: reaps every child that ended; their slots go to who waits. */
-static void
-cgi_reapcb(evutil_socket_t fd, short what, void *arg)
-{
-	struct cgi		*cg = arg;
-	struct cgi_child	*ch;
-	pid_t			 pid;
-	int			 st;
-
-	(void)fd;
-	(void)what;
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		TAILQ_FOREACH(ch, &cg->cg_children, ch_entry)
-			if (ch->ch_pid == pid)
-				break;
-		if (ch == NULL)
-			continue;
-		cgi_io_stderr(ch, 1);
-		if (WIFSIGNALED(st))
-			log_msg(ch->ch_killing ? LOG_INFO : LOG_WARNING,
-			    "cgi %s[%d]: ended by signal %d", ch->ch_name,
-			    (int)pid, WTERMSIG(st));
-		else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
-			log_warn("cgi %s[%d]: exited with status %d",
-			    ch->ch_name, (int)pid, WEXITSTATUS(st));
-		else
-			log_debug("cgi %s[%d]: exited", ch->ch_name, (int)pid);
-		/* What it left in its group follows it. */
-		if (ch->ch_killing)
-			(void)kill(-pid, SIGKILL);
-		if (ch->ch_job != NULL)
-			ch->ch_job->j_child = NULL;
-		child_free(ch);
-	}
-	cgi_run_queue(cg);
 }

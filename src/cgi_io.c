@@ -31,10 +31,12 @@
 static void	io_incb(evutil_socket_t, short, void *);
 static void	io_outcb(evutil_socket_t, short, void *);
 static void	io_head(struct cgi_job *);
+static void	io_head_parse(struct cgi_job *);
 static int	io_send_head(struct cgi_job *, const char *, size_t,
 		    const struct cgi_head *);
 static int	io_produce(struct evfcgi_req *, size_t, void *);
 static void	io_close_in(struct cgi_job *);
+static void	io_release(struct cgi_job *);
 static void	io_err_bytes(struct cgi_child *, const char *, size_t);
 static void	io_err_line(struct cgi_child *);
 static void	io_err_summary(struct cgi_child *);
@@ -66,6 +68,8 @@ cgi_io_start(struct cgi_job *job, int in, int out)
 		cgi_io_close(job);
 		return -1;
 	}
+	job->j_holding = !job->j_body_done;
+	job->j_eof = 0;
 	event_add(job->j_outev, NULL);
 	cgi_io_feed(job);
 	return 0;
@@ -93,6 +97,7 @@ cgi_io_close(struct cgi_job *job)
 	if (job->j_out >= 0)
 		close(job->j_out);
 	job->j_out = -1;
+	job->j_eof = 0;
 	if (job->j_req != NULL && job->j_headed)
 		evfcgi_produce(job->j_req, NULL, NULL);
 }
@@ -129,6 +134,17 @@ cgi_io_feed(struct cgi_job *job)
 		io_close_in(job);
 }
 
+/* The body has ended: what was held goes out (job may be freed). */
+static void
+io_release(struct cgi_job *job)
+{
+	if (!job->j_holding || !job->j_body_done || job->j_out < 0)
+		return;
+	job->j_holding = 0;
+	if (!job->j_headed)
+		io_head_parse(job);
+}
+
 /* The program's stdin has room again. */
 static void
 io_incb(evutil_socket_t fd, short what, void *arg)
@@ -149,6 +165,9 @@ cgi_io_bodycb(struct evfcgi_req *req, struct evbuffer *body, int done,
 	if (done)
 		job->j_body_done = 1;
 	cgi_io_feed(job);
+	/* The web server has sent it all, whatever the program took. */
+	if (done)
+		io_release(job);
 }
 
 /*
@@ -167,42 +186,81 @@ io_outcb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	event_del(job->j_outev);
+	/* Resumed by the producer: at once if the connection has room. */
+	cgi_job_clock_pause(job);
 	evfcgi_produce(job->j_req, io_produce, job);
 }
 
-/* Reads some of the header block; acts on it once it is whole. */
+/*
+ * Reads some of the header block; acts on it once it is whole.  While the
+ * request body has not ended, all output is held instead (up to c_hold,
+ * then the program waits): nginx stops sending a request body once it
+ * has passed a response's header on, so a program that answers while it
+ * reads would never get the rest.
+ */
 static void
 io_head(struct cgi_job *job)
 {
-	size_t		 max = job->j_cg->cg_cfg.c_max_header, have;
-	const char	*why, *p;
-	struct cgi_head	 h;
-	char		 msg[96];
-	long		 end;
-	int		 n;
+	const struct cgi_config	*cfg = &job->j_cg->cg_cfg;
+	size_t			 cap, have;
+	char			 msg[96];
+	int			 n;
 
 	have = evbuffer_get_length(job->j_head);
-	n = evbuffer_read(job->j_head, job->j_out, (int)(max + 1 - have <
-	    IO_READ_MAX ? max + 1 - have : IO_READ_MAX));
+	cap = job->j_holding ? cfg->c_hold : cfg->c_max_header + 1;
+	if (have >= cap) {
+		/* Held full: the program waits until the body has ended. */
+		event_del(job->j_outev);
+		return;
+	}
+	n = evbuffer_read(job->j_head, job->j_out, (int)(cap - have <
+	    IO_READ_MAX ? cap - have : IO_READ_MAX));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0) {
-		snprintf(msg, sizeof(msg), "%s before a whole header block",
-		    n == 0 ? (have == 0 ? "no output" : "its output ended") :
+	if (n == -1) {
+		snprintf(msg, sizeof(msg), "reading its output: %s",
 		    strerror(errno));
 		cgi_job_fail(job, 502, msg);
 		return;
 	}
-	have += (size_t)n;
-	p = (const char *)evbuffer_pullup(job->j_head, -1);
-	if (p == NULL) {
+	if (n == 0) {
+		job->j_eof = 1;
+		event_del(job->j_outev);
+	}
+	if (!job->j_holding)
+		io_head_parse(job);
+}
+
+/*
+ * Acts on the output gathered: the header block once it is whole (502
+ * when it is bad, too big, or the output ended first), the rest passed
+ * on; at the output's end, the response is complete.  job may be freed.
+ */
+static void
+io_head_parse(struct cgi_job *job)
+{
+	size_t		 max = job->j_cg->cg_cfg.c_max_header, have, look;
+	const char	*why, *p;
+	struct cgi_head	 h;
+	char		 msg[96];
+	long		 end;
+
+	have = evbuffer_get_length(job->j_head);
+	look = have < max + 1 ? have : max + 1;
+	if ((p = (const char *)evbuffer_pullup(job->j_head,
+	    (ssize_t)look)) == NULL && look > 0) {
 		cgi_job_fail(job, 500, "out of memory");
 		return;
 	}
-	end = cgi_header_scan(p, have, &job->j_scanpos, &why);
-	if (end == 0 && have > max) {
-		snprintf(msg, sizeof(msg), "a header block over %zu bytes "
-		    "(--cgi-max-header)", max);
+	end = look == 0 ? 0 : cgi_header_scan(p, look, &job->j_scanpos, &why);
+	if (end == 0 && (look > max || job->j_eof)) {
+		if (look > max)
+			snprintf(msg, sizeof(msg), "a header block over %zu "
+			    "bytes (--cgi-max-header)", max);
+		else
+			snprintf(msg, sizeof(msg), "%s before a whole header "
+			    "block", have == 0 ? "no output" :
+			    "its output ended");
 		cgi_job_fail(job, 502, msg);
 		return;
 	}
@@ -224,6 +282,10 @@ io_head(struct cgi_job *job)
 	if (evbuffer_get_length(job->j_head) > 0)
 		(void)evfcgi_write_buffer(job->j_req, job->j_head,
 		    evbuffer_get_length(job->j_head));
+	if (job->j_eof)
+		cgi_job_done(job);
+	else
+		event_add(job->j_outev, NULL);
 }
 
 /*
@@ -291,6 +353,7 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 	char		 msg[96];
 	int		 n;
 
+	cgi_job_clock_resume(job);
 	if (want < IO_READ_MIN)
 		want = IO_READ_MIN;
 	if (want > IO_READ_MAX)
@@ -298,6 +361,8 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 	n = evbuffer_read(job->j_tmp, job->j_out, (int)want);
 	if (n > 0) {
 		(void)evfcgi_write_buffer(req, job->j_tmp, (size_t)n);
+		/* Until the next call, it waits for room: the client's time. */
+		cgi_job_clock_pause(job);
 		return 0;
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EINTR)) {

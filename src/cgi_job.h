@@ -75,12 +75,17 @@ struct cgi_job {
 	struct evbuffer		*j_head;	/* header block so far */
 	struct evbuffer		*j_tmp;		/* output on its way */
 	size_t			 j_scanpos;
-	struct event		*j_timer;
+	struct event		*j_timer;	/* the time limit */
+	struct timespec		 j_deadline;	/* when it runs out */
+	struct timespec		 j_left;	/* while paused: what is left */
 	unsigned		 j_started:1;	/* a program ran for it */
 	unsigned		 j_headed:1;	/* the header was sent */
 	unsigned		 j_body_done:1;	/* the body has ended */
 	unsigned		 j_discard:1;	/* the body goes nowhere */
 	unsigned		 j_queued:1;
+	unsigned		 j_holding:1;	/* output held: body not ended */
+	unsigned		 j_eof:1;	/* stdout ended while held */
+	unsigned		 j_clock_paused:1; /* output waits on the client */
 	TAILQ_ENTRY(cgi_job)	 j_entry;
 };
 
@@ -100,6 +105,41 @@ void	cgi_job_done(struct cgi_job *job);
  * the program that path names instead, or answers an error.
  */
 void	cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len);
+
+/*
+ * Runs job's program now if a slot is free and nobody waits before it
+ * (front: it goes first, a local redirect), else queues it, else 503.
+ */
+void	cgi_job_start(struct cgi_job *job, int front);
+
+/* Starts what waits while slots are free. */
+void	cgi_run_queue(struct cgi *cg);
+
+/*
+ * The time limit stops while job's output waits for the client (room in
+ * its connection), and goes on when it has room: a slow client is not
+ * the program's time.  Each does nothing without a limit or twice over.
+ */
+void	cgi_job_clock_pause(struct cgi_job *job);
+void	cgi_job_clock_resume(struct cgi_job *job);
+
+/* cgi_child.c */
+
+/*
+ * Makes the loop reap children, before the first is forked: a SIGCHLD
+ * that came before the handler would be lost.  Returns 0, or -1.
+ */
+int	cgi_sigchld_on(struct cgi *cg);
+
+/* A child record for p, run for job, its stderr read; or NULL. */
+struct cgi_child *cgi_child_new(struct cgi *cg, struct cgi_job *job,
+	    const struct cgi_proc *p);
+
+/* Ends ch's process group: SIGTERM now, SIGKILL after the grace. */
+void	cgi_child_kill(struct cgi_child *ch);
+
+/* Forgets ch (reaped, or at exit); its stderr is read no more. */
+void	cgi_child_free(struct cgi_child *ch);
 
 /* cgi_io.c */
 

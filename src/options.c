@@ -81,6 +81,7 @@ static const struct opt opts[] = {
 	{ "cgi-queue", 0, K_SIZE, CFG(cgi.c_queue), 0, 1000000 },
 	{ "cgi-timeout", 0, K_INT, CFG(cgi.c_timeout), 0, 7 * 86400 },
 	{ "cgi-max-header", 0, K_SIZE, CFG(cgi.c_max_header), 256, 65536 },
+	{ "cgi-hold", 0, K_SIZE, CFG(cgi.c_hold), 65536, SIZE_MAX / 2 },
 	{ "cgi-kill-grace", 0, K_INT, CFG(cgi.c_grace), 1, 3600 },
 	{ "cgi-stderr-rate", 0, K_INT, CFG(cgi.c_stderr_rate), 0, 1000000 },
 	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
@@ -177,11 +178,15 @@ usage(FILE *f)
 "                            inside DIR (realpath), else 403/404 (/)\n"
 "      --cgi-max N           programs running at once (%zu)\n"
 "      --cgi-queue N         requests waiting for one; beyond: 503 (%zu)\n"
-"      --cgi-timeout S       per request, then its process group gets\n"
-"                            SIGTERM (504 if nothing was sent); 0 = none\n"
-"                            (%d)\n"
+"      --cgi-timeout S       per request (time its output waits for the\n"
+"                            client not counted), then its process group\n"
+"                            gets SIGTERM (504 if nothing was sent);\n"
+"                            0 = none (%d)\n"
 "      --cgi-kill-grace S    SIGTERM to SIGKILL (%d)\n"
 "      --cgi-max-header BYTES a program's header block; beyond: 502 (%zu)\n"
+"      --cgi-hold BYTES      output held while the request body still comes\n"
+"                            (nginx sends no more body once the answer has\n"
+"                            begun); beyond, the program waits (%zu)\n"
 "      --cgi-stderr-rate N   stderr lines logged a second per program; the\n"
 "                            rest counted (%d)\n"
 "\n"
@@ -212,7 +217,7 @@ usage(FILE *f)
 	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
 	    d.header_timeout, d.idle_timeout, d.write_timeout,
 	    d.drain_timeout, d.sndbuf, cg.c_max, cg.c_queue, cg.c_timeout,
-	    cg.c_grace, cg.c_max_header, cg.c_stderr_rate);
+	    cg.c_grace, cg.c_max_header, cg.c_hold, cg.c_stderr_rate);
 }
 
 /*
