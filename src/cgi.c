@@ -7,10 +7,8 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,6 +392,7 @@ job_spawn(struct cgi_job *job)
 	struct cgi		*cg = job->j_cg;
 	struct cgi_proc		 p;
 	char			**envp, why[128];
+	int			 e;
 
 	if (cgi_sigchld_on(cg) == -1) {
 		cgi_job_fail(job, 500, "cannot handle SIGCHLD");
@@ -404,11 +403,12 @@ job_spawn(struct cgi_job *job)
 		return;
 	}
 	if (cgi_spawn(job->j_real, job->j_argv0, envp, &p) == -1) {
-		snprintf(why, sizeof(why), "cannot start it: %s",
-		    strerror(errno));
+		e = errno;
+		snprintf(why, sizeof(why), "cannot start it: %s", strerror(e));
 		free(envp);
-		cgi_job_fail(job, errno == EAGAIN || errno == EMFILE ||
-		    errno == ENFILE ? 503 : 500, why);
+		/* Out of processes or descriptors: try again later. */
+		cgi_job_fail(job, e == EAGAIN || e == EMFILE || e == ENFILE ?
+		    503 : 500, why);
 		return;
 	}
 	free(envp);

@@ -5,23 +5,18 @@
  * which frees its slot for who waits.
  */
 #include <sys/types.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "cgi_job.h"
 #include "evfcgi.h"
 #include "log.h"
-#include "request.h"
 
 static void	child_killcb(evutil_socket_t, short, void *);
 static void	cgi_reapcb(evutil_socket_t, short, void *);

@@ -5,17 +5,12 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/event.h>
 
 #include "cgi_job.h"
 #include "evfcgi.h"
