@@ -45,7 +45,7 @@ SO_VERSION = $(SO_MAJOR).1.0
 SHLIB = src/libevfcgi.so.$(SO_VERSION)
 
 all: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) tests/bin/freeport \
-	bench/floor
+	bench/floor $(EXAMPLES)
 
 # Made on demand; a rerun keeps the flags the user gave ./configure.
 config.mk: configure.ac config.mk.in .deps-done
@@ -118,6 +118,19 @@ tools/%: tools/%.c tools/libtools.a src/libevfcgi.a $(HEADERS) $(TOOL_HEADERS)
 bench/floor: bench/floor.c src/fcgi_proto.o src/listen.o $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/floor.c src/fcgi_proto.o \
 		src/listen.o $(LDFLAGS)
+
+# The examples: applications on the library that include only evfcgi.h
+# (examples/README); json_api also links jansson (libjansson-dev).
+EXAMPLES = examples/json_api examples/static_files examples/sse
+JANSSON_CFLAGS = $(shell pkg-config --cflags jansson 2>/dev/null)
+JANSSON_LIBS = $(or $(shell pkg-config --libs jansson 2>/dev/null),-ljansson)
+
+examples/json_api: examples/json_api.c src/libevfcgi.a src/evfcgi.h
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(JANSSON_CFLAGS) -o $@ $< \
+		src/libevfcgi.a $(LDFLAGS) $(LIBEVENT_LIBS) $(JANSSON_LIBS)
+examples/%: examples/%.c src/libevfcgi.a src/evfcgi.h
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/libevfcgi.a $(LDFLAGS) \
+		$(LIBEVENT_LIBS)
 
 tests/bin/freeport: tests/freeport.c
 	@mkdir -p tests/bin
@@ -277,7 +290,8 @@ uninstall:
 
 clean:
 	rm -f src/*.o src/*.a src/libevfcgi.so* src/evfcgid $(TOOLS) \
-		tools/*.o tools/*.a fuzz/fuzz_conn bench/floor evfcgi.pc
+		tools/*.o tools/*.a fuzz/fuzz_conn bench/floor evfcgi.pc \
+		$(EXAMPLES)
 	rm -rf src/asan src/pic tools/asan tests/bin tests/out bench/out
 
 distclean: clean

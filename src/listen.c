@@ -22,7 +22,8 @@
 
 static int	addr_parse_unix(const char *, struct addr *, const char **);
 static int	addr_split(const char *, int, struct addr *, const char **);
-static int	bind_inet(const char *, const struct addr *, int, char *,
+static int	listen_bind_opt(const char *, int, int, int, char *, size_t);
+static int	bind_inet(const char *, const struct addr *, int, int, char *,
 		    size_t);
 static int	bind_unix(const struct addr *, int, int, char *, size_t);
 
@@ -135,9 +136,9 @@ addr_resolve(const char *host, const char *port, int passive,
 	return 0;
 }
 
-int
-listen_bind(const char *addr, int mode, int backlog, char *err,
-    size_t errlen)
+static int
+listen_bind_opt(const char *addr, int mode, int backlog, int shared,
+    char *err, size_t errlen)
 {
 	struct addr	 a;
 	const char	*why;
@@ -148,13 +149,46 @@ listen_bind(const char *addr, int mode, int backlog, char *err,
 	}
 	if (a.a_unix)
 		return bind_unix(&a, mode, backlog, err, errlen);
-	return bind_inet(addr, &a, backlog, err, errlen);
+	return bind_inet(addr, &a, backlog, shared, err, errlen);
 }
 
-/* Binds and listens on the TCP address a.  The socket, or -1 with err. */
-static int
-bind_inet(const char *addr, const struct addr *a, int backlog, char *err,
+int
+listen_bind(const char *addr, int mode, int backlog, char *err,
     size_t errlen)
+{
+	return listen_bind_opt(addr, mode, backlog, 0, err, errlen);
+}
+
+int
+listen_bind_shared(const char *addr, int mode, int backlog, char *err,
+    size_t errlen)
+{
+	return listen_bind_opt(addr, mode, backlog, 1, err, errlen);
+}
+
+int
+listen_clone(int fd, int backlog, char *err, size_t errlen)
+{
+	struct addr	 a;
+	char		 name[128];
+
+	memset(&a, 0, sizeof(a));
+	a.a_len = sizeof(a.a_ss);
+	if (getsockname(fd, (struct sockaddr *)&a.a_ss, &a.a_len) == -1) {
+		snprintf(err, errlen, "getsockname: %s", strerror(errno));
+		return -1;
+	}
+	sockaddr_name((struct sockaddr *)&a.a_ss, name, sizeof(name));
+	return bind_inet(name, &a, backlog, 1, err, errlen);
+}
+
+/*
+ * Binds and listens on the TCP address a, with SO_REUSEPORT when shared.
+ * The socket, or -1 with err.
+ */
+static int
+bind_inet(const char *addr, const struct addr *a, int backlog, int shared,
+    char *err, size_t errlen)
 {
 	int	 fd, one = 1;
 
@@ -164,6 +198,12 @@ bind_inet(const char *addr, const struct addr *a, int backlog, char *err,
 		return -1;
 	}
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (shared && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one,
+	    sizeof(one)) == -1) {
+		snprintf(err, errlen, "SO_REUSEPORT: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
 	if (a->a_ss.ss_family == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
 		    sizeof(one));

@@ -45,6 +45,21 @@ int	listen_bind(const char *addr, int mode, int backlog, char *err,
 	    size_t errlen);
 
 /*
+ * As listen_bind(), but a TCP socket gets SO_REUSEPORT before its bind,
+ * so that listen_clone() can add more sockets on the same address, among
+ * which the kernel spreads new connections by a hash of the peer.
+ */
+int	listen_bind_shared(const char *addr, int mode, int backlog, char *err,
+	    size_t errlen);
+
+/*
+ * Another listening socket on the address fd (bound by
+ * listen_bind_shared()) is bound to.  Returns it (close-on-exec), or -1
+ * with a message in err.
+ */
+int	listen_clone(int fd, int backlog, char *err, size_t errlen);
+
+/*
  * The listening sockets systemd passed (the sd_listen_fds(3) protocol):
  * when LISTEN_PID is this process, LISTEN_FDS=N names fds first to
  * first+N-1 (first is LISTEN_FDS_START but for tests).

@@ -44,6 +44,12 @@ static pid_t	spawn_worker(struct evfcgi_server *, struct event_base *,
 		    const sigset_t *, int);
 static int	run_workers(struct evfcgi_server *, struct event_base *, int);
 
+/*
+ * Connections a worker takes from a shared socket (unix, inherited) before
+ * its loop turns; TCP addresses get a socket a worker instead.
+ */
+#define ACCEPT_SHARE	1
+
 static pid_t			worker_pids[MAX_WORKERS];
 static int			nworkers;
 static volatile sig_atomic_t	parent_sig;
@@ -156,6 +162,8 @@ setup(const struct config *cfg, struct event_base **basep, struct cgi **cgp)
 		}
 		log_info("TCP peers allowed: %s", cfg->allow);
 	}
+	if (cfg->workers > 1)
+		server_listen_groups(srv, cfg->workers);
 	setup_listeners(srv, cfg);
 	return srv;
 }
@@ -301,9 +309,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rc = 0;
-	if (cfg.workers > 1)
+	if (cfg.workers > 1) {
+		server_accept_share(srv, ACCEPT_SHARE);
 		rc = run_workers(srv, base, cfg.workers);
-	else if (evfcgi_handle_signals(srv) == -1 || evfcgi_run(srv) == -1)
+	} else if (evfcgi_handle_signals(srv) == -1 || evfcgi_run(srv) == -1)
 		fatal("the event loop failed");
 	/* The requests end first: their programs are told to stop. */
 	evfcgi_server_free(srv);
@@ -348,6 +357,7 @@ spawn_worker(struct evfcgi_server *srv, struct event_base *base,
 		if (event_reinit(base) == -1 ||
 		    evfcgi_handle_signals(srv) == -1)
 			fatal("worker: cannot set up the loop");
+		server_worker_slot(srv, slot);
 		/* Unblocked only now: a signal meanwhile waits for the loop. */
 		sigprocmask(SIG_SETMASK, old, NULL);
 		if (evfcgi_run(srv) == -1)

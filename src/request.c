@@ -1,8 +1,8 @@
 /*
- * request.c: the request lifecycle and the public request API.  A request
- * writes its answer as STDOUT records into its connection's output buffer
- * through fcgi_out; it tells the connection when it is done, when it wants
- * its producer run, and when output failed, through the req_link's ops.
+ * request.c: the request lifecycle (pool, states, PARAMS and their CGI
+ * meaning, the body, whole or streamed) and the public functions that read
+ * a request.  What a request answers is in response.c; both tell the
+ * connection what it must do through the req_link's ops.
  */
 #include <sys/types.h>
 
@@ -28,15 +28,8 @@ static int	req_stream_add(struct evfcgi_req *, const void *, size_t);
 static void	req_engine_end(struct evfcgi_req *, int, const char *);
 static void	req_body_cb(struct evbuffer *, const struct evbuffer_cb_info *,
 		    void *);
-static int	req_fd_produce(struct evfcgi_req *, size_t, void *);
-static void	req_fd_close(struct evfcgi_req *);
-static int	hdr_token(const char *);
-static int	hdr_value_bad(const char *);
-static int	req_can_write(struct evfcgi_req *);
-static int	req_out(struct evfcgi_req *, int);
 static int	req_charge(struct evfcgi_req *, size_t *, size_t);
 static void	req_uncharge(struct evfcgi_req *, size_t *);
-static int	req_body_writable(struct evfcgi_req *);
 static void	req_drop_body(struct evfcgi_req *, int, const char *);
 
 static const char *const req_state_names[] = {
@@ -52,9 +45,8 @@ static const unsigned req_steps[] = {
 	[REQ_DONE] = 0
 };
 
-/* Room for n bytes in b.  Returns 0, or -1 out of memory. */
-static int
-buf_reserve(struct req_buf *b, size_t n)
+int
+req_buf_reserve(struct req_buf *b, size_t n)
 {
 	size_t	 cap = b->b_cap > 0 ? b->b_cap : 256;
 	char	*p;
@@ -273,7 +265,7 @@ req_params_add(struct evfcgi_req *r, const void *p, size_t len)
 		req_uncharge(r, &r->r_charged_params);
 		return 0;
 	}
-	if (buf_reserve(&r->r_raw, have + len) == -1)
+	if (req_buf_reserve(&r->r_raw, have + len) == -1)
 		return -1;
 	memcpy(r->r_raw.b_p + have, p, len);
 	r->r_raw.b_len += len;
@@ -413,7 +405,7 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 			return 1;
 		r->r_pvcap = n + 1;
 	}
-	if (buf_reserve(&r->r_mem, memlen + 1) == -1)
+	if (req_buf_reserve(&r->r_mem, memlen + 1) == -1)
 		return 1;
 	mem = r->r_mem.b_p;
 	for (off = 0; off < len; off += (size_t)used) {
@@ -448,7 +440,7 @@ req_cgi_path(struct evfcgi_req *r)
 		sn = uri;
 		a = q != NULL ? (size_t)(q - uri) : strlen(uri);
 		if (memchr(uri, '%', a) != NULL) {
-			if (buf_reserve(&r->r_pathbuf, a + 1) == -1)
+			if (req_buf_reserve(&r->r_pathbuf, a + 1) == -1)
 				return -1;
 			if (req_pct_decode(r->r_pathbuf.b_p, uri, a) == -1)
 				return -2;
@@ -463,7 +455,7 @@ req_cgi_path(struct evfcgi_req *r)
 		a = strlen(sn);
 		b = strlen(pi);
 	}
-	if (buf_reserve(&r->r_pathbuf, a + b + 1) == -1)
+	if (req_buf_reserve(&r->r_pathbuf, a + b + 1) == -1)
 		return -1;
 	memcpy(r->r_pathbuf.b_p, sn, a);
 	memcpy(r->r_pathbuf.b_p + a, pi, b);
@@ -674,76 +666,6 @@ req_produce(struct evfcgi_req *r, size_t room)
 }
 
 const char *
-req_status_text(int status)
-{
-	switch (status) {
-	case 200:
-		return "OK";
-	case 400:
-		return "Bad Request";
-	case 201:
-		return "Created";
-	case 204:
-		return "No Content";
-	case 301:
-		return "Moved Permanently";
-	case 302:
-		return "Found";
-	case 303:
-		return "See Other";
-	case 304:
-		return "Not Modified";
-	case 307:
-		return "Temporary Redirect";
-	case 308:
-		return "Permanent Redirect";
-	case 401:
-		return "Unauthorized";
-	case 403:
-		return "Forbidden";
-	case 404:
-		return "Not Found";
-	case 405:
-		return "Method Not Allowed";
-	case 413:
-		return "Content Too Large";
-	case 431:
-		return "Request Header Fields Too Large";
-	case 500:
-		return "Internal Server Error";
-	case 503:
-		return "Service Unavailable";
-	default:
-		return "Unknown";
-	}
-}
-
-/* Whether r may still queue output: answering, and its stream intact. */
-static int
-req_can_write(struct evfcgi_req *r)
-{
-	return (r->r_state == REQ_HANDLER || r->r_state == REQ_STDIN) &&
-	    !r->r_link->rl_broken;
-}
-
-/*
- * Checks what an fcgi_out call returned: on -1 the connection's stream may
- * hold a cut record, so the connection is told to close.  Returns rc.
- */
-static int
-req_out(struct evfcgi_req *r, int rc)
-{
-	struct req_link	*l = r->r_link;
-
-	if (rc == -1 && !l->rl_broken) {
-		l->rl_broken = 1;
-		l->rl_env->re_ops->ro_failed(l->rl_owner,
-		    "out of memory queueing output");
-	}
-	return rc;
-}
-
-const char *
 evfcgi_param(struct evfcgi_req *r, const char *name)
 {
 	size_t	 i;
@@ -859,400 +781,4 @@ struct event_base *
 evfcgi_req_base(struct evfcgi_req *r)
 {
 	return r->r_link->rl_env->re_base;
-}
-
-/* Appends n bytes of s to b at *off; -1 (nothing appended) past len. */
-static int
-hdr_put(char *b, size_t len, size_t *off, const char *s, size_t n)
-{
-	if (n > len - *off)
-		return -1;
-	memcpy(b + *off, s, n);
-	*off += n;
-	return 0;
-}
-
-/* Appends v in decimal, as hdr_put. */
-static int
-hdr_num(char *b, size_t len, size_t *off, long long v)
-{
-	char			 d[24];
-	size_t			 i = sizeof(d);
-	unsigned long long	 u = v < 0 ? 0 - (unsigned long long)v :
-	    (unsigned long long)v;
-
-	do
-		d[--i] = (char)('0' + u % 10);
-	while ((u /= 10) > 0);
-	if (v < 0)
-		d[--i] = '-';
-	return hdr_put(b, len, off, d + i, sizeof(d) - i);
-}
-
-#define HDR_PUT(s)	hdr_put(buf, sizeof(buf), &n, s, strlen(s))
-#define HDR_MAX		65536	/* bytes of evfcgi_header_add() lines */
-
-/* Whether s is an HTTP token (RFC 9110 5.6.2), not empty. */
-static int
-hdr_token(const char *s)
-{
-	static const char	 tchar[] = "!#$%&'*+-.^_`|~";
-
-	if (*s == '\0')
-		return 0;
-	for (; *s != '\0'; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		    (*s >= '0' && *s <= '9') || strchr(tchar, *s) != NULL))
-			return 0;
-	return 1;
-}
-
-/*
- * Whether s cannot be a field value (RFC 9110 5.5): a control character
- * other than tab (CR and LF would split the header block).
- */
-static int
-hdr_value_bad(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
-			return 1;
-	return 0;
-}
-
-int
-evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
-{
-	const char	*why = NULL;
-	size_t		 nl, vl, have = r->r_hdrs.b_len;
-
-	if (!req_can_write(r) || r->r_head != HEAD_NONE)
-		why = "after the header block";
-	else if (!hdr_token(name))
-		why = "a name that is not a token";
-	else if (strcasecmp(name, "Status") == 0 ||
-	    strcasecmp(name, "Content-Length") == 0)
-		why = "a field the engine writes";
-	else if (hdr_value_bad(value))
-		why = "a control character in the value";
-	else if ((nl = strlen(name)) + (vl = strlen(value)) + 4 >
-	    HDR_MAX - have)
-		why = "past 64 KiB of header lines";
-	else if (buf_reserve(&r->r_hdrs, have + nl + vl + 4) == -1)
-		why = "out of memory";
-	if (why != NULL) {
-		log_warn("%s: request %u: header line refused: %s",
-		    r->r_link->rl_peer, r->r_id, why);
-		return -1;
-	}
-	memcpy(r->r_hdrs.b_p + have, name, nl);
-	memcpy(r->r_hdrs.b_p + have + nl, ": ", 2);
-	memcpy(r->r_hdrs.b_p + have + nl + 2, value, vl);
-	memcpy(r->r_hdrs.b_p + have + nl + 2 + vl, "\r\n", 2);
-	r->r_hdrs.b_len = have + nl + vl + 4;
-	return 0;
-}
-
-int
-evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
-    long long content_length)
-{
-	char		 buf[512];
-	struct req_buf	*h = &r->r_hdrs;
-	size_t		 n = 0;
-
-	if (!req_can_write(r))
-		return -1;
-	if (r->r_head != HEAD_NONE) {
-		log_warn("%s: request %u: a second header (status %d) refused",
-		    r->r_link->rl_peer, r->r_id, status);
-		return -1;
-	}
-	if (ctype != NULL && hdr_value_bad(ctype)) {
-		log_warn("%s: request %u: Content-Type with a control "
-		    "character refused", r->r_link->rl_peer, r->r_id);
-		return -1;
-	}
-	/* By hand: snprintf was a tenth of the daemon's own time a /hello. */
-	if (HDR_PUT("Status: ") == -1 ||
-	    hdr_num(buf, sizeof(buf), &n, status) == -1 ||
-	    HDR_PUT(" ") == -1 || HDR_PUT(req_status_text(status)) == -1 ||
-	    HDR_PUT("\r\n") == -1 ||
-	    (ctype != NULL && (HDR_PUT("Content-Type: ") == -1 ||
-	    HDR_PUT(ctype) == -1 || HDR_PUT("\r\n") == -1)) ||
-	    (content_length >= 0 && (HDR_PUT("Content-Length: ") == -1 ||
-	    hdr_num(buf, sizeof(buf), &n, content_length) == -1 ||
-	    HDR_PUT("\r\n") == -1)))
-		return -1;
-	r->r_head = HEAD_SENT;
-	r->r_status = status;
-	if (h->b_len == 0) {
-		if (HDR_PUT("\r\n") == -1)
-			return -1;
-		return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out,
-		    r->r_id, buf, n));
-	}
-	/* The added lines go after the engine's, in one record. */
-	if (buf_reserve(h, h->b_len + n + 2) == -1)
-		return req_out(r, -1);
-	memmove(h->b_p + n, h->b_p, h->b_len);
-	memcpy(h->b_p, buf, n);
-	memcpy(h->b_p + n + h->b_len, "\r\n", 2);
-	h->b_len += n + 2;
-	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
-	    h->b_p, h->b_len));
-}
-
-#undef HDR_PUT
-
-/*
- * Whether body bytes may be queued now: -1 not (before the header, once
- * answered, or on a broken stream), 0 yes but dropped (HEAD), 1 yes.
- */
-static int
-req_body_writable(struct evfcgi_req *r)
-{
-	if (!req_can_write(r) || r->r_head != HEAD_SENT)
-		return -1;
-	return r->r_nobody ? 0 : 1;
-}
-
-int
-evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
-{
-	int	 ok;
-
-	if ((ok = req_body_writable(r)) <= 0)
-		return ok;
-	r->r_sent += len;
-	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
-	    data, len));
-}
-
-int
-evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
-{
-	int	 ok;
-
-	if ((ok = req_body_writable(r)) <= 0)
-		return ok;
-	r->r_sent += len;
-	return req_out(r, fcgi_out_stdout_ref(r->r_link->rl_out, r->r_id,
-	    data, len));
-}
-
-/* Who frees what evfcgi_write_ref_free() lent, once its last slice left. */
-struct ref_hold {
-	void		(*h_fn)(const void *, void *);
-	void		*h_arg;
-	const void	*h_data;
-	size_t		 h_refs;
-};
-
-/* One slice (or the writer's own hold) is let go. */
-static void
-ref_release(const void *data, size_t len, void *extra)
-{
-	struct ref_hold	*h = extra;
-
-	(void)data;
-	(void)len;
-	if (--h->h_refs > 0)
-		return;
-	if (h->h_fn != NULL)
-		h->h_fn(h->h_data, h->h_arg);
-	free(h);
-}
-
-int
-evfcgi_write_ref_free(struct evfcgi_req *r, const void *data, size_t len,
-    void (*freefn)(const void *, void *), void *arg)
-{
-	static const uint8_t	 zeros[8];
-	struct evbuffer		*out = r->r_link->rl_out;
-	struct ref_hold		*h;
-	const uint8_t		*p = data;
-	uint8_t			 hdr[FCGI_HEADER_LEN], pad;
-	size_t			 n;
-	int			 ok, rc = 0;
-
-	if ((ok = req_body_writable(r)) <= 0 || len == 0 ||
-	    (h = malloc(sizeof(*h))) == NULL) {
-		if (freefn != NULL)
-			freefn(data, arg);
-		return ok == 1 && len > 0 ? -1 : (ok == -1 ? -1 : 0);
-	}
-	*h = (struct ref_hold){ freefn, arg, data, 1 };
-	/* Framed here: each slice holds h, which frees data after the last. */
-	while (len > 0 && rc == 0) {
-		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
-		pad = fcgi_padding(n);
-		fcgi_header_encode(hdr, FCGI_STDOUT, r->r_id, (uint16_t)n, pad);
-		h->h_refs++;
-		if (fcgi_out_small(out, hdr, sizeof(hdr)) == -1 ||
-		    evbuffer_add_reference(out, p, n, ref_release, h) == -1) {
-			h->h_refs--;
-			rc = -1;
-		} else if (pad > 0 && fcgi_out_small(out, zeros, pad) == -1)
-			rc = -1;
-		p += n;
-		len -= n;
-	}
-	ref_release(data, 0, h);
-	return req_out(r, rc);
-}
-
-/* Closes the descriptor evfcgi_write_fd() gave r, if any. */
-static void
-req_fd_close(struct evfcgi_req *r)
-{
-	if (r->r_fd >= 0)
-		close(r->r_fd);
-	r->r_fd = -1;
-}
-
-/*
- * evfcgi_write_fd()'s producer: reads at most one record's worth and room
- * bytes, so a file is held a slice at a time.
- */
-static int
-req_fd_produce(struct evfcgi_req *r, size_t room, void *arg)
-{
-	uint8_t	 buf[FCGI_MAX_ALIGNED];
-	size_t	 n = sizeof(buf);
-	ssize_t	 got;
-
-	(void)arg;
-	if (n > room)
-		n = room;
-	if (n > r->r_fd_left)
-		n = (size_t)r->r_fd_left;
-	got = pread(r->r_fd, buf, n, (off_t)r->r_fd_off);
-	if (got == -1 && errno == EINTR)
-		return 0;
-	if (got <= 0) {
-		log_warn("%s: request %u: reading the body's file: %s",
-		    r->r_link->rl_peer, r->r_id, got == 0 ?
-		    "it ended early" : strerror(errno));
-		req_fd_close(r);
-		evfcgi_respond_error(r, 500, NULL);
-		return 0;
-	}
-	if (evfcgi_write(r, buf, (size_t)got) == -1) {
-		req_fd_close(r);
-		return 0;
-	}
-	r->r_fd_off += (uint64_t)got;
-	r->r_fd_left -= (uint64_t)got;
-	if (r->r_fd_left > 0)
-		return 0;
-	req_fd_close(r);
-	return 1;
-}
-
-int
-evfcgi_write_fd(struct evfcgi_req *r, int fd, uint64_t offset, uint64_t len)
-{
-	int	 ok;
-
-	if ((ok = req_body_writable(r)) == -1 || r->r_state != REQ_HANDLER ||
-	    r->r_fd >= 0 || offset > (uint64_t)INT64_MAX - len) {
-		close(fd);
-		return -1;
-	}
-	if (ok == 0 || len == 0) {
-		close(fd);
-		evfcgi_finish(r);
-		return 0;
-	}
-	r->r_fd = fd;
-	r->r_fd_off = offset;
-	r->r_fd_left = len;
-	evfcgi_produce(r, req_fd_produce, NULL);
-	return 0;
-}
-
-int
-evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
-{
-	int	 ok;
-
-	if ((ok = req_body_writable(r)) == -1 || r->r_state != REQ_HANDLER ||
-	    len > evbuffer_get_length(src))
-		return -1;
-	if (ok == 0)
-		return evbuffer_drain(src, len);
-	r->r_sent += len;
-	return req_out(r, fcgi_out_stdout_move(r->r_link->rl_out, r->r_id,
-	    src, len));
-}
-
-void
-evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
-{
-	if (r->r_state != REQ_HANDLER)
-		return;
-	r->r_producer = fn;
-	r->r_producer_arg = arg;
-	r->r_link->rl_env->re_ops->ro_produce(r, r->r_link->rl_owner);
-}
-
-void
-evfcgi_on_abort(struct evfcgi_req *r, evfcgi_abort_cb fn, void *arg)
-{
-	r->r_abort = fn;
-	r->r_abort_arg = arg;
-}
-
-void
-evfcgi_finish(struct evfcgi_req *r)
-{
-	struct req_link	*l = r->r_link;
-
-	if (r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN)
-		return;
-	req_fd_close(r);
-	/* A broken stream gets no more records; r is done all the same. */
-	if (!l->rl_broken)
-		(void)req_out(r, fcgi_out_finish(l->rl_out, r->r_id));
-	/* Input still to come (a body) keeps r's slot until it ends. */
-	(void)req_set_state(r, r->r_state == REQ_HANDLER && !r->r_body_open ?
-	    REQ_DONE : REQ_DRAIN);
-	if (r->r_body_open) {
-		r->r_body_cb = NULL;
-		evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
-	}
-	if (l->rl_env->re_finished != NULL)
-		l->rl_env->re_finished(l->rl_env->re_finished_arg, r);
-	l->rl_env->re_ops->ro_done(r, l->rl_owner);
-}
-
-void
-evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
-    const void *body, size_t len)
-{
-	if (evfcgi_header(r, status, ctype, (long long)len) == 0)
-		evfcgi_write(r, body, len);
-	evfcgi_finish(r);
-}
-
-void
-evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
-{
-	char	 body[256];
-	int	 n;
-
-	if (r->r_head == HEAD_SENT) {
-		log_warn("%s: request %u: status %d after the header was sent:"
-		    " the response ends here", r->r_link->rl_peer, r->r_id,
-		    status);
-		evfcgi_finish(r);
-		return;
-	}
-	n = snprintf(body, sizeof(body), "%d %s%s%s\n", status,
-	    req_status_text(status), detail != NULL ? ": " : "",
-	    detail != NULL ? detail : "");
-	if (n < 0 || (size_t)n >= sizeof(body))
-		n = (int)strlen(body);
-	evfcgi_respond(r, status, "text/plain", body, (size_t)n);
 }

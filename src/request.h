@@ -244,6 +244,12 @@ void	req_dispatch(struct evfcgi_req *r, int full);
  */
 int	req_produce(struct evfcgi_req *r, size_t room);
 
+/* Room for n bytes in b.  Returns 0, or -1 out of memory. */
+int	req_buf_reserve(struct req_buf *b, size_t n);
+
+/* Closes the descriptor evfcgi_write_fd() gave r, if any (response.c). */
+void	req_fd_close(struct evfcgi_req *r);
+
 /* The status line's reason phrase for status ("Unknown" for others). */
 const char *req_status_text(int status);
 

@@ -39,6 +39,9 @@ static void	server_conn_closed(void *, struct conn *);
 static void	server_drain_deadlinecb(evutil_socket_t, short, void *);
 static void	server_signalcb(evutil_socket_t, short, void *);
 static void	server_set_accepting(struct evfcgi_server *, int);
+static void	server_listeners_apply(struct evfcgi_server *);
+static void	server_count_accept(struct evfcgi_server *);
+static void	server_yieldcb(evutil_socket_t, short, void *);
 static struct conn *server_conn_new(struct evfcgi_server *, int,
 		    const char *);
 static int	server_add_listener(struct evfcgi_server *, int,
@@ -84,6 +87,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 	srv->srv_lim = *lim;
 	TAILQ_INIT(&srv->srv_conns);
 	srv->srv_accepting = 1;
+	srv->srv_groups = 1;
 	srv->srv_env = (struct conn_env){
 		.ce_base = base,
 		.ce_lim = &srv->srv_lim,
@@ -107,10 +111,12 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		}
 	};
 	srv->srv_backoff_ev = evtimer_new(base, server_backoffcb, srv);
+	srv->srv_yield_ev = evtimer_new(base, server_yieldcb, srv);
 	srv->srv_drain_ev = evtimer_new(base, server_drain_deadlinecb, srv);
 	if (budget_init(&srv->srv_budget, base, lim->max_queued) == -1 ||
 	    budget_init(&srv->srv_input, base, lim->max_input) == -1 ||
-	    srv->srv_backoff_ev == NULL || srv->srv_drain_ev == NULL) {
+	    srv->srv_backoff_ev == NULL || srv->srv_drain_ev == NULL ||
+	    srv->srv_yield_ev == NULL) {
 		evfcgi_server_free(srv);
 		return NULL;
 	}
@@ -144,6 +150,8 @@ evfcgi_server_free(struct evfcgi_server *srv)
 			event_free(srv->srv_sig[i]);
 	if (srv->srv_backoff_ev != NULL)
 		event_free(srv->srv_backoff_ev);
+	if (srv->srv_yield_ev != NULL)
+		event_free(srv->srv_yield_ev);
 	if (srv->srv_drain_ev != NULL)
 		event_free(srv->srv_drain_ev);
 	budget_fini(&srv->srv_budget);
@@ -346,11 +354,19 @@ server_conn_closed(void *arg, struct conn *c)
 static void
 server_set_accepting(struct evfcgi_server *srv, int on)
 {
-	size_t	 i;
-
 	if (srv->srv_accepting == on)
 		return;
 	srv->srv_accepting = on;
+	server_listeners_apply(srv);
+}
+
+/* Listeners listen while accepting and not waiting a turn (the share). */
+static void
+server_listeners_apply(struct evfcgi_server *srv)
+{
+	size_t	 i;
+	int	 on = srv->srv_accepting && !srv->srv_yielding;
+
 	for (i = 0; i < srv->srv_nlisteners; i++) {
 		if (srv->srv_listeners[i].l_lev == NULL)
 			continue;
@@ -359,6 +375,58 @@ server_set_accepting(struct evfcgi_server *srv, int on)
 		else
 			evconnlistener_disable(srv->srv_listeners[i].l_lev);
 	}
+}
+
+void
+server_accept_share(struct evfcgi_server *srv, unsigned n)
+{
+	srv->srv_share = n;
+}
+
+void
+server_listen_groups(struct evfcgi_server *srv, int n)
+{
+	srv->srv_groups = n > 1 ? n : 1;
+}
+
+void
+server_worker_slot(struct evfcgi_server *srv, int slot)
+{
+	struct listener	*l;
+	size_t		 i;
+
+	for (i = 0; i < srv->srv_nlisteners; i++) {
+		l = &srv->srv_listeners[i];
+		if (l->l_slot < 0 || l->l_slot == slot || l->l_lev == NULL)
+			continue;
+		evconnlistener_free(l->l_lev);
+		l->l_lev = NULL;
+	}
+}
+
+/* One connection taken: at the share, listen again only after a turn. */
+static void
+server_count_accept(struct evfcgi_server *srv)
+{
+	struct timeval	 now = { 0, 0 };
+
+	if (srv->srv_share == 0 || ++srv->srv_taken < srv->srv_share)
+		return;
+	srv->srv_yielding = 1;
+	server_listeners_apply(srv);
+	evtimer_add(srv->srv_yield_ev, &now);
+}
+
+static void
+server_yieldcb(evutil_socket_t fd, short what, void *arg)
+{
+	struct evfcgi_server	*srv = arg;
+
+	(void)fd;
+	(void)what;
+	srv->srv_taken = 0;
+	srv->srv_yielding = 0;
+	server_listeners_apply(srv);
 }
 
 static void
@@ -380,6 +448,7 @@ server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
 	sockaddr_name(sa, peer, sizeof(peer));
 	if (server_conn_new(srv, fd, peer) == NULL)
 		log_warn("%s: dropped: out of memory", peer);
+	server_count_accept(srv);
 	if (srv->srv_st.connections >= srv->srv_lim.max_conns) {
 		log_info("%zu connections: not accepting until one closes",
 		    srv->srv_lim.max_conns);
@@ -533,6 +602,7 @@ server_add_listener(struct evfcgi_server *srv, int fd, const char *name,
 	srv->srv_listeners = l;
 	l += srv->srv_nlisteners;
 	memset(l, 0, sizeof(*l));
+	l->l_slot = -1;
 	evutil_make_socket_nonblocking(fd);
 	evutil_make_socket_closeonexec(fd);
 	/* Backlog 0: listen() has been called already. */
@@ -560,20 +630,34 @@ evfcgi_listen(struct evfcgi_server *srv, const char *addr, int mode,
 	struct sockaddr_storage	 ss;
 	socklen_t		 slen = sizeof(ss);
 	char			 name[128];
-	int			 fd, is_unix = strncmp(addr, "unix:", 5) == 0;
+	int			 fd, i, is_unix = strncmp(addr, "unix:", 5) == 0;
+	int			 groups = is_unix ? 1 : srv->srv_groups;
 
-	if ((fd = listen_bind(addr, mode, LISTEN_BACKLOG, err, errlen)) == -1)
+	fd = groups > 1 ?
+	    listen_bind_shared(addr, mode, LISTEN_BACKLOG, err, errlen) :
+	    listen_bind(addr, mode, LISTEN_BACKLOG, err, errlen);
+	if (fd == -1)
 		return -1;
 	/* Name the real port, which the kernel picked if the address said 0. */
 	if (is_unix || getsockname(fd, (struct sockaddr *)&ss, &slen) == -1)
 		snprintf(name, sizeof(name), "%s", addr);
 	else
 		sockaddr_name((struct sockaddr *)&ss, name, sizeof(name));
-	if (server_add_listener(srv, fd, name,
-	    is_unix ? addr + 5 : NULL) == -1) {
-		snprintf(err, errlen, "%s: out of memory", addr);
-		return -1;
+	for (i = 0; i < groups; i++) {
+		if (i > 0 && (fd = listen_clone(fd, LISTEN_BACKLOG, err,
+		    errlen)) == -1)
+			return -1;
+		if (server_add_listener(srv, fd, name,
+		    is_unix ? addr + 5 : NULL) == -1) {
+			snprintf(err, errlen, "%s: out of memory", addr);
+			return -1;
+		}
+		srv->srv_listeners[srv->srv_nlisteners - 1].l_slot =
+		    groups > 1 ? i : -1;
 	}
+	if (groups > 1)
+		log_info("%s: %d sockets, one a worker (SO_REUSEPORT)", name,
+		    groups);
 	return 0;
 }
 

@@ -29,6 +29,8 @@ struct route {
 
 struct listener {
 	struct evconnlistener	*l_lev;
+	int			 l_slot;	/* the worker it is for; -1:
+						   shared by all */
 	char			*l_unix_path;	/* unlinked at close */
 	char			 l_name[128];
 };
@@ -51,6 +53,11 @@ struct evfcgi_server {
 	evfcgi_handler		 srv_default_fn;	/* no route took it */
 	void			*srv_default_arg;
 	int			 srv_accepting;	/* listeners enabled */
+	int			 srv_groups;	/* TCP sockets an address */
+	unsigned		 srv_share;	/* accepts a wakeup, 0: all */
+	unsigned		 srv_taken;	/* accepted since the last turn */
+	int			 srv_yielding;	/* share taken: waits a turn */
+	struct event		*srv_yield_ev;
 	int			 srv_backoff;	/* accept paused after EMFILE */
 	unsigned		 srv_backoffs;	/* pauses in this episode */
 	time_t			 srv_backoff_logged;

@@ -1,6 +1,7 @@
 /*
  * server_ops.h: what server.c offers the evfcgid daemon beyond evfcgi.h:
- * the peers let in (--allow) and the access log (--access-log).
+ * the peers let in (--allow), the access log (--access-log) and the share
+ * of a burst of connections each worker takes (--workers).
  */
 #ifndef SERVER_OPS_H
 #define SERVER_OPS_H
@@ -24,5 +25,28 @@ int	server_allow(struct evfcgi_server *srv, const char *list, char *err,
  */
 int	server_access_log(struct evfcgi_server *srv, const char *path,
 	    char *err, size_t errlen);
+
+/*
+ * Takes at most n connections from the listeners a wakeup (0: all there
+ * are), then lets the loop turn once before accepting again.  With several
+ * worker processes on one listening socket, the first one woken would
+ * otherwise take a whole burst of connections; kept connections stay where
+ * they were accepted, so the burst's worker serves all of them.
+ */
+void	server_accept_share(struct evfcgi_server *srv, unsigned n);
+
+/*
+ * Makes evfcgi_listen() bind n TCP sockets an address (SO_REUSEPORT), one
+ * for each of n workers: the kernel then spreads connections among the
+ * workers by a hash of the peer, whichever of them is awake.  Call before
+ * evfcgi_listen(); unix sockets and inherited ones stay shared.
+ */
+void	server_listen_groups(struct evfcgi_server *srv, int n);
+
+/*
+ * In worker slot (0 to n-1) after fork: closes the TCP sockets of the
+ * other workers, keeping the shared ones and its own.
+ */
+void	server_worker_slot(struct evfcgi_server *srv, int slot);
 
 #endif /* SERVER_OPS_H */

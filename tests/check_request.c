@@ -589,6 +589,20 @@ START_TEST(write_ref_free)
 }
 END_TEST
 
+/* The reason phrases: every status of RFC 9110, none made up. */
+START_TEST(status_texts)
+{
+	ck_assert_str_eq(req_status_text(206), "Partial Content");
+	ck_assert_str_eq(req_status_text(415), "Unsupported Media Type");
+	ck_assert_str_eq(req_status_text(416), "Range Not Satisfiable");
+	ck_assert_str_eq(req_status_text(502), "Bad Gateway");
+	ck_assert_str_eq(req_status_text(504), "Gateway Timeout");
+	ck_assert_str_eq(req_status_text(429), "Too Many Requests");
+	ck_assert_str_eq(req_status_text(299), "Unknown");
+	ck_assert_str_eq(req_status_text(0), "Unknown");
+}
+END_TEST
+
 static Suite *
 request_suite(void)
 {
@@ -596,7 +610,7 @@ request_suite(void)
 
 	suite_add_case(s, "core", setup, teardown, 0, lifecycle_to_done, cgi_view,
 	    steps_refused, second_header_refused, engine_answers, producer,
-	    header_lines_many, request_view, write_ref_free, NULL);
+	    header_lines_many, request_view, write_ref_free, status_texts, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0, params_over_limit,
 	    body_length_checks, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0, malformed_pairs,

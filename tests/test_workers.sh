@@ -27,6 +27,42 @@ ok=0
 for i in $(seq 20); do fcgi_hello "127.0.0.1:$EVFCGID_PORT" && ok=$((ok + 1)); done
 check "20 of 20 requests answered after all were killed ($ok)" test "$ok" -eq 20
 grep -q 'replaced by' "$EVFCGID_LOG" && ok "replacements are logged" || not_ok "replacements are logged"
+# 64 kept connections opened at once, then /status on each: the pid that
+# answers is the worker that accepted it.  Without a share per wakeup the
+# first worker woken took 60 to 63 of them (bench/workers).
+cat >"$T/spread.py" <<'PY'
+import json, socket, struct, sys
+port = int(sys.argv[1])
+def rec(t, rid, body):
+    return struct.pack(">BBHHBB", 1, t, rid, len(body), 0, 0) + body
+def nv(k, v):
+    return bytes([len(k), len(v)]) + k + v
+conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(64)]
+params = b"".join(nv(k, v) for k, v in [(b"REQUEST_METHOD", b"GET"),
+    (b"REQUEST_URI", b"/status"), (b"SCRIPT_NAME", b"/status"),
+    (b"QUERY_STRING", b"")])
+pids = {}
+for c in conns:
+    c.sendall(rec(1, 1, bytes([0, 1, 1, 0, 0, 0, 0, 0])) + rec(4, 1, params) +
+        rec(4, 1, b"") + rec(5, 1, b""))
+    out = b""
+    while b"\r\n\r\n{" not in out or not out.rstrip(b"\0").endswith(b"}}"):
+        hdr = c.recv(8, socket.MSG_WAITALL)
+        n, pad = struct.unpack(">H", hdr[4:6])[0], hdr[6]
+        body = c.recv(n + pad, socket.MSG_WAITALL) if n + pad else b""
+        if hdr[1] == 6:
+            out += body[:n]
+        if hdr[1] == 3:
+            break
+    pid = json.loads(out.split(b"\r\n\r\n", 1)[1])["pid"]
+    pids[pid] = pids.get(pid, 0) + 1
+print(" ".join(str(v) for v in sorted(pids.values())))
+PY
+spread=$(python3 "$T/spread.py" "$EVFCGID_PORT")
+echo "# 64 kept connections opened at once, per worker: $spread"
+low=$(echo "$spread" | awk '{ print NF == 2 ? $1 : 0 }')
+check "64 connections opened at once are shared: each worker has at least 10 ($spread)" \
+	test "$low" -ge 10
 fcgi_req "127.0.0.1:$EVFCGID_PORT" "/sleep?800" >"$T/slept" 2>&1 &
 req=$!
 sleep 0.3
