@@ -97,7 +97,8 @@ cgi_free(struct cgi *cg)
 	while ((job = TAILQ_FIRST(&cg->cg_queue)) != NULL)
 		job_free(job, 0);
 	while ((ch = TAILQ_FIRST(&cg->cg_children)) != NULL) {
-		(void)kill(-ch->ch_pid, ch->ch_killing ? SIGKILL : SIGTERM);
+		cgi_child_signal(ch->ch_pid, ch->ch_killing ? SIGKILL :
+		    SIGTERM);
 		log_info("cgi %s[%d]: still running at exit: %s", ch->ch_name,
 		    (int)ch->ch_pid, ch->ch_killing ? "SIGKILL" : "SIGTERM");
 		if (ch->ch_job != NULL)
@@ -414,7 +415,7 @@ job_spawn(struct cgi_job *job)
 	free(envp);
 	job->j_started = 1;
 	if ((job->j_child = cgi_child_new(cg, job, &p)) == NULL) {
-		(void)kill(-p.p_pid, SIGKILL);
+		cgi_child_signal(p.p_pid, SIGKILL);
 		close(p.p_in);
 		close(p.p_out);
 		close(p.p_err);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,13 @@ cgi_child_new(struct cgi *cg, struct cgi_job *job, const struct cgi_proc *p)
 	return ch;
 }
 
+void
+cgi_child_signal(pid_t pid, int sig)
+{
+	if (kill(-pid, sig) == -1 && errno == ESRCH)
+		(void)kill(pid, sig);
+}
+
 /* Ends ch's process group: SIGTERM now, SIGKILL after the grace. */
 void
 cgi_child_kill(struct cgi_child *ch)
@@ -84,7 +92,7 @@ cgi_child_kill(struct cgi_child *ch)
 	ch->ch_killing = 1;
 	log_info("cgi %s[%d]: ending it (SIGTERM to its process group)",
 	    ch->ch_name, (int)ch->ch_pid);
-	(void)kill(-ch->ch_pid, SIGTERM);
+	cgi_child_signal(ch->ch_pid, SIGTERM);
 	evtimer_add(ch->ch_killev, &tv);
 }
 
@@ -98,7 +106,7 @@ child_killcb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	log_warn("cgi %s[%d]: still running %d s after SIGTERM: SIGKILL",
 	    ch->ch_name, (int)ch->ch_pid, ch->ch_cg->cg_cfg.c_grace);
-	(void)kill(-ch->ch_pid, SIGKILL);
+	cgi_child_signal(ch->ch_pid, SIGKILL);
 }
 
 /* Forgets ch (reaped, or at exit); its stderr is read no more. */

@@ -135,6 +135,12 @@ int	cgi_sigchld_on(struct cgi *cg);
 struct cgi_child *cgi_child_new(struct cgi *cg, struct cgi_job *job,
 	    const struct cgi_proc *p);
 
+/*
+ * Sends sig to pid's process group, or to pid alone when it has none of
+ * its own (both sides' setpgid() failed).
+ */
+void	cgi_child_signal(pid_t pid, int sig);
+
 /* Ends ch's process group: SIGTERM now, SIGKILL after the grace. */
 void	cgi_child_kill(struct cgi_child *ch);
 
