@@ -557,12 +557,22 @@ conn_kick_bodies(struct conn *c)
 	}
 }
 
-/* A request has a producer: queue it and fill what room there is. */
+/*
+ * A request has a producer: queue it and fill what room there is.  Its
+ * producer cleared (NULL): it waits for data of its own, off the queue.
+ */
 static void
 conn_req_produce(struct evfcgi_req *r, void *arg)
 {
 	struct conn	*c = arg;
 
+	if (r->r_producer == NULL) {
+		if (r->r_producing) {
+			TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
+			r->r_producing = 0;
+		}
+		return;
+	}
 	if (!r->r_producing) {
 		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod_entry);
 		r->r_producing = 1;

@@ -342,7 +342,10 @@ int	evfcgi_write_fd(struct evfcgi_req *req, int fd, uint64_t offset,
 /*
  * Hands the rest of the body to fn, called whenever the connection's output
  * is below its low watermark, until it returns 1.  It may be called (and
- * the request finish) before this returns.
+ * the request finish) before this returns.  fn NULL stops the calls (a
+ * producer whose source has nothing yet: it must not return 0 without
+ * writing, or it is called again at once); a later evfcgi_produce()
+ * resumes them.
  */
 void	evfcgi_produce(struct evfcgi_req *req, evfcgi_producer fn, void *arg);
 

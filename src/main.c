@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "app.h"
+#include "cgi.h"
 #include "evfcgi.h"
 #include "listen.h"
 #include "log.h"
@@ -30,7 +31,7 @@
 #include "server_ops.h"
 
 static struct evfcgi_server *setup(const struct config *,
-		    struct event_base **);
+		    struct event_base **, struct cgi **);
 static void	setup_listeners(struct evfcgi_server *,
 		    const struct config *);
 static void	socket_owner(const struct config *, const char *);
@@ -131,7 +132,7 @@ select_limits(struct config *cfg)
  * 2 for usage).
  */
 static struct evfcgi_server *
-setup(const struct config *cfg, struct event_base **basep)
+setup(const struct config *cfg, struct event_base **basep, struct cgi **cgp)
 {
 	struct evfcgi_server	*srv;
 	char			 err[256];
@@ -141,7 +142,18 @@ setup(const struct config *cfg, struct event_base **basep)
 	log_info("event loop on %s", event_base_get_method(*basep));
 	if ((srv = evfcgi_server_new(*basep, &cfg->lim)) == NULL)
 		fatal("inconsistent limits");
-	if (app_register(srv, &cfg->app) == -1)
+	*cgp = NULL;
+	if (cfg->cgi_on) {
+		/* CGI mode: every request runs a program, no demo routes. */
+		if ((*cgp = cgi_new(srv, *basep, &cfg->cgi, err,
+		    sizeof(err))) == NULL) {
+			fprintf(stderr, "evfcgid: %s\n", err);
+			exit(1);
+		}
+		log_info("CGI programs under %s, %zu at once, time limit %d s",
+		    cfg->cgi.c_root != NULL ? cfg->cgi.c_root : "/",
+		    cfg->cgi.c_max, cfg->cgi.c_timeout);
+	} else if (app_register(srv, &cfg->app) == -1)
 		fatal("out of memory");
 	if (cfg->allow != NULL) {
 		if (server_allow(srv, cfg->allow, err, sizeof(err)) == -1) {
@@ -267,6 +279,7 @@ main(int argc, char **argv)
 	struct config		 cfg;
 	struct evfcgi_server	*srv;
 	struct event_base	*base;
+	struct cgi		*cg;
 	char			 err[256];
 	int			 rc;
 
@@ -287,7 +300,7 @@ main(int argc, char **argv)
 	raise_nofile(cfg.lim.max_conns);
 	/* A write to a peer that has gone must not end the daemon. */
 	signal(SIGPIPE, SIG_IGN);
-	srv = setup(&cfg, &base);
+	srv = setup(&cfg, &base, &cg);
 	drop_root(&cfg);
 	/* Opened as the user it runs as, who reopens it after SIGHUP. */
 	if (cfg.access_log != NULL && server_access_log(srv, cfg.access_log,
@@ -301,7 +314,9 @@ main(int argc, char **argv)
 		rc = run_workers(srv, base, cfg.workers);
 	} else if (evfcgi_handle_signals(srv) == -1 || evfcgi_run(srv) == -1)
 		fatal("the event loop failed");
+	/* The requests end first: their programs are told to stop. */
 	evfcgi_server_free(srv);
+	cgi_free(cg);
 	event_base_free(base);
 	return rc;
 }

@@ -75,6 +75,15 @@ static const struct opt opts[] = {
 	{ "write-timeout", 0, K_INT, LIM(write_timeout), 1, 86400 },
 	{ "drain-timeout", 0, K_INT, LIM(drain_timeout), 1, 86400 },
 	{ "sndbuf", 0, K_SIZE, LIM(sndbuf), 0, INT_MAX / 2 },
+	{ "cgi", 0, K_ON, CFG(cgi_on), 0, 0 },
+	{ "cgi-root", 0, K_STR, CFG(cgi.c_root), 0, 0 },
+	{ "cgi-max", 0, K_SIZE, CFG(cgi.c_max), 1, 65536 },
+	{ "cgi-queue", 0, K_SIZE, CFG(cgi.c_queue), 0, 1000000 },
+	{ "cgi-timeout", 0, K_INT, CFG(cgi.c_timeout), 0, 7 * 86400 },
+	{ "cgi-max-header", 0, K_SIZE, CFG(cgi.c_max_header), 256, 65536 },
+	{ "cgi-hold", 0, K_SIZE, CFG(cgi.c_hold), 65536, SIZE_MAX / 2 },
+	{ "cgi-kill-grace", 0, K_INT, CFG(cgi.c_grace), 1, 3600 },
+	{ "cgi-stderr-rate", 0, K_INT, CFG(cgi.c_stderr_rate), 0, 1000000 },
 	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
 	{ "event-backend", 0, K_STR, CFG(backend), 0, 0 },
 	{ "user", 0, K_STR, CFG(user), 0, 0 },
@@ -105,8 +114,10 @@ static void
 usage(FILE *f)
 {
 	struct evfcgi_limits	 d;
+	struct cgi_config	 cg;
 
 	evfcgi_limits_default(&d);
+	cgi_config_default(&cg);
 	fprintf(f,
 "usage: evfcgid [options]\n"
 "A single-threaded FastCGI responder on one libevent loop.\n"
@@ -159,6 +170,26 @@ usage(FILE *f)
 "                            kernel); 0 = autotuned up to tcp_wmem's max,\n"
 "                            megabytes per slow reader (%zu)\n"
 "\n"
+"CGI programs (fcgiwrap's job: every request runs a program):\n"
+"      --cgi                 run the program SCRIPT_FILENAME names (else\n"
+"                            DOCUMENT_ROOT + SCRIPT_NAME) for each request,\n"
+"                            instead of the demo routes\n"
+"      --cgi-root DIR        programs must be executable regular files\n"
+"                            inside DIR (realpath), else 403/404 (/)\n"
+"      --cgi-max N           programs running at once (%zu)\n"
+"      --cgi-queue N         requests waiting for one; beyond: 503 (%zu)\n"
+"      --cgi-timeout S       per request (time its output waits for the\n"
+"                            client not counted), then its process group\n"
+"                            gets SIGTERM (504 if nothing was sent);\n"
+"                            0 = none (%d)\n"
+"      --cgi-kill-grace S    SIGTERM to SIGKILL (%d)\n"
+"      --cgi-max-header BYTES a program's header block; beyond: 502 (%zu)\n"
+"      --cgi-hold BYTES      output held while the request body still comes\n"
+"                            (nginx sends no more body once the answer has\n"
+"                            begun); beyond, the program waits (%zu)\n"
+"      --cgi-stderr-rate N   stderr lines logged a second per program; the\n"
+"                            rest counted (%d)\n"
+"\n"
 "Processes:\n"
 "      --workers N           N processes, each its own loop; a TCP address\n"
 "                            gets a socket a worker (SO_REUSEPORT);\n"
@@ -186,7 +217,8 @@ usage(FILE *f)
 	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,
 	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
 	    d.header_timeout, d.idle_timeout, d.write_timeout,
-	    d.drain_timeout, d.sndbuf);
+	    d.drain_timeout, d.sndbuf, cg.c_max, cg.c_queue, cg.c_timeout,
+	    cg.c_grace, cg.c_max_header, cg.c_hold, cg.c_stderr_rate);
 }
 
 /*
@@ -478,6 +510,10 @@ check_all(struct config *cfg)
 		    cfg->lim.high_water);
 		return 2;
 	}
+	if (!cfg->cgi_on && cfg->cgi.c_root != NULL) {
+		fprintf(stderr, "evfcgid: --cgi-root needs --cgi\n");
+		return 2;
+	}
 	if (cfg->group != NULL && cfg->user == NULL) {
 		fprintf(stderr, "evfcgid: --group needs --user\n");
 		return 2;
@@ -497,6 +533,7 @@ options_parse(int argc, char **argv, struct config *cfg)
 	cfg->mode = 0660;
 	cfg->level = LOG_INFO;
 	cfg->workers = 1;
+	cgi_config_default(&cfg->cgi);
 	if ((rc = parse_argv(argc, argv, cfg, 0)) != -1)
 		return rc;
 	if (cfg->config != NULL && (rc = read_file(cfg, cfg->config)) != -1)

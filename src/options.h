@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "app.h"
+#include "cgi.h"
 #include "evfcgi.h"
 
 #define MAX_LISTEN	16
@@ -35,6 +36,8 @@ struct config {
 	int			 workers;
 	const char		*backend;	/* NULL: libevent's choice */
 	const char		*config;	/* --config, or NULL */
+	int			 cgi_on;	/* --cgi: run CGI programs */
+	struct cgi_config	 cgi;
 };
 
 /*

@@ -98,7 +98,8 @@ run_backend() {
 	done
 	fails=0
 	for i in 1 2 3 4; do
-		wait "${PIDS[-$i]}" && diff -q <(refs_of "$m.$i") <(refs_of "$SRC") >/dev/null ||
+		# PIDS[-4] is clone 1: each mirror's own clone, not another's.
+		wait "${PIDS[$((i - 5))]}" && diff -q <(refs_of "$m.$i") <(refs_of "$SRC") >/dev/null ||
 			fails=$((fails + 1))
 	done
 	check "$b: four clones at once all match the source ($fails did not)" test "$fails" -eq 0

@@ -18,9 +18,22 @@ for name in NAMES:
     else:
         out.append("%s unset\n" % name)
 out.append("CWD=%s\n" % os.getcwd())
+# listdir(fd) lists through a dup of fd: both are closed before the
+# descriptors listed are looked at again, so only the inherited remain.
 fd = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
-fds = sorted(int(n) for n in os.listdir(fd) if int(n) != fd)
+names = [int(n) for n in os.listdir(fd)]
 os.close(fd)
+
+
+def is_open(n):
+    try:
+        os.fstat(n)
+        return True
+    except OSError:
+        return False
+
+
+fds = sorted(n for n in names if is_open(n))
 out.append("FDS=%s\n" % ",".join(str(n) for n in fds))
 out.append("-- environ\n")
 for name in sorted(os.environ):

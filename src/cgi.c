@@ -1,0 +1,443 @@
+/*
+ * cgi.c: the CGI engine on the loop: a request becomes a job, which runs
+ * its program when a child slot is free (else waits in a bounded queue,
+ * else 503); the time limit, a client gone or the engine ending the
+ * request end the program's process group (SIGTERM, then SIGKILL after a
+ * grace); children are reaped on SIGCHLD.  The bytes: cgi_io.c.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "cgi_job.h"
+#include "evfcgi.h"
+#include "log.h"
+#include "request.h"
+
+static void	cgi_handler(struct evfcgi_req *, void *);
+static char	*cgi_script(struct evfcgi_req *);
+static struct cgi_job *job_new(struct cgi *, struct evfcgi_req *, char *,
+		    char *);
+static void	job_free(struct cgi_job *, int);
+static void	job_spawn(struct cgi_job *);
+static char	**job_env(struct cgi_job *);
+static void	job_abortcb(struct evfcgi_req *, void *);
+static void	job_timeoutcb(evutil_socket_t, short, void *);
+
+void
+cgi_config_default(struct cgi_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->c_root = NULL;
+	cfg->c_max = 64;
+	cfg->c_queue = 256;
+	cfg->c_timeout = 600;
+	cfg->c_max_header = 65536;
+	cfg->c_hold = 8 * 1024 * 1024;
+	cfg->c_grace = 2;
+	cfg->c_stderr_rate = 50;
+}
+
+struct cgi *
+cgi_new(struct evfcgi_server *srv, struct event_base *base,
+    const struct cgi_config *cfg, char *err, size_t errlen)
+{
+	struct cgi	*cg;
+	const char	*root = cfg->c_root != NULL ? cfg->c_root : "/";
+	struct stat	 st;
+
+	if ((cg = calloc(1, sizeof(*cg))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	cg->cg_srv = srv;
+	cg->cg_base = base;
+	cg->cg_cfg = *cfg;
+	TAILQ_INIT(&cg->cg_children);
+	TAILQ_INIT(&cg->cg_queue);
+	if ((cg->cg_root = realpath(root, NULL)) == NULL ||
+	    stat(cg->cg_root, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "--cgi-root %s: %s", root,
+		    cg->cg_root == NULL ? strerror(errno) : "not a directory");
+		free(cg->cg_root);
+		free(cg);
+		return NULL;
+	}
+	cg->cg_rootlen = strlen(cg->cg_root);
+	if (cg->cg_rootlen == 1)
+		cg->cg_root[cg->cg_rootlen = 0] = '\0';
+	if (evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
+	    NULL, cgi_handler, cg) == -1) {
+		snprintf(err, errlen, "out of memory");
+		free(cg->cg_root);
+		free(cg);
+		return NULL;
+	}
+	evfcgi_route_default(srv, cgi_handler, cg);
+	return cg;
+}
+
+void
+cgi_free(struct cgi *cg)
+{
+	struct cgi_child	*ch;
+	struct cgi_job		*job;
+
+	if (cg == NULL)
+		return;
+	while ((job = TAILQ_FIRST(&cg->cg_queue)) != NULL)
+		job_free(job, 0);
+	while ((ch = TAILQ_FIRST(&cg->cg_children)) != NULL) {
+		cgi_child_signal(ch->ch_pid, ch->ch_killing ? SIGKILL :
+		    SIGTERM);
+		log_info("cgi %s[%d]: still running at exit: %s", ch->ch_name,
+		    (int)ch->ch_pid, ch->ch_killing ? "SIGKILL" : "SIGTERM");
+		if (ch->ch_job != NULL)
+			ch->ch_job->j_child = NULL;
+		cgi_child_free(ch);
+	}
+	if (cg->cg_sigchld != NULL)
+		event_free(cg->cg_sigchld);
+	free(cg->cg_root);
+	free(cg);
+}
+
+/*
+ * The program a request names: SCRIPT_FILENAME (fcgiwrap's convention),
+ * else DOCUMENT_ROOT and SCRIPT_NAME.  Returns it (malloc'd), or NULL.
+ */
+static char *
+cgi_script(struct evfcgi_req *req)
+{
+	const char	*f, *root, *name;
+	char		*s;
+
+	if ((f = evfcgi_param(req, "SCRIPT_FILENAME")) != NULL && *f != '\0')
+		return strdup(f);
+	root = evfcgi_param(req, "DOCUMENT_ROOT");
+	name = evfcgi_param(req, "SCRIPT_NAME");
+	if (root == NULL || name == NULL || *root == '\0' || *name == '\0')
+		return NULL;
+	if (asprintf(&s, "%s%s", root, name) == -1)
+		return NULL;
+	return s;
+}
+
+/* The route: every request runs a program. */
+static void
+cgi_handler(struct evfcgi_req *req, void *arg)
+{
+	struct cgi	*cg = arg;
+	struct cgi_job	*job;
+	const char	*why;
+	char		*argv0, *real, *name;
+	int		 status;
+
+	if ((argv0 = cgi_script(req)) == NULL) {
+		log_warn("cgi: request for %s names no program (no "
+		    "SCRIPT_FILENAME, nor DOCUMENT_ROOT and SCRIPT_NAME)",
+		    evfcgi_path(req));
+		evfcgi_respond_error(req, 500, "no program named");
+		return;
+	}
+	if ((status = cgi_resolve(cg->cg_root, cg->cg_rootlen, argv0, &real,
+	    &why)) != 0) {
+		name = cgi_safe_str(argv0);
+		log_warn("cgi %s: refused (%d): %s", name != NULL ? name :
+		    "?", status, why);
+		free(name);
+		free(argv0);
+		evfcgi_respond_error(req, status, NULL);
+		return;
+	}
+	if ((job = job_new(cg, req, argv0, real)) == NULL) {
+		log_err("cgi: out of memory");
+		evfcgi_respond_error(req, 500, NULL);
+		return;
+	}
+	evfcgi_on_abort(req, job_abortcb, job);
+	if (evfcgi_on_body(req, cgi_io_bodycb, job) == -1) {
+		/* Not streamed (the default route): the body is whole. */
+		job->j_body = evfcgi_body(req);
+		job->j_body_done = 1;
+	}
+	cgi_job_start(job, 0);
+}
+
+/* A job for req running argv0 (resolved: real), both taken; or NULL. */
+static struct cgi_job *
+job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0, char *real)
+{
+	struct cgi_job	*job;
+	struct timeval	 tv = { cg->cg_cfg.c_timeout, 0 };
+
+	if ((job = calloc(1, sizeof(*job))) == NULL ||
+	    (job->j_name = cgi_safe_str(argv0)) == NULL ||
+	    (job->j_head = evbuffer_new()) == NULL ||
+	    (job->j_tmp = evbuffer_new()) == NULL ||
+	    (job->j_timer = evtimer_new(cg->cg_base, job_timeoutcb,
+	    job)) == NULL) {
+		if (job != NULL) {
+			free(job->j_name);
+			if (job->j_head != NULL)
+				evbuffer_free(job->j_head);
+			if (job->j_tmp != NULL)
+				evbuffer_free(job->j_tmp);
+			free(job);
+		}
+		free(argv0);
+		free(real);
+		return NULL;
+	}
+	job->j_cg = cg;
+	job->j_req = req;
+	job->j_argv0 = argv0;
+	job->j_real = real;
+	job->j_in = job->j_out = -1;
+	if (cg->cg_cfg.c_timeout > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &job->j_deadline);
+		job->j_deadline.tv_sec += cg->cg_cfg.c_timeout;
+		evtimer_add(job->j_timer, &tv);
+	}
+	return job;
+}
+
+void
+cgi_job_clock_pause(struct cgi_job *job)
+{
+	struct timespec	 now;
+
+	if (job->j_cg->cg_cfg.c_timeout <= 0 || job->j_clock_paused)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	job->j_left.tv_sec = job->j_deadline.tv_sec - now.tv_sec;
+	job->j_left.tv_nsec = job->j_deadline.tv_nsec - now.tv_nsec;
+	if (job->j_left.tv_nsec < 0) {
+		job->j_left.tv_sec--;
+		job->j_left.tv_nsec += 1000000000L;
+	}
+	/* Past it already: the timer fires on this turn anyway. */
+	if (job->j_left.tv_sec < 0)
+		return;
+	evtimer_del(job->j_timer);
+	job->j_clock_paused = 1;
+}
+
+void
+cgi_job_clock_resume(struct cgi_job *job)
+{
+	struct timespec	 now;
+	struct timeval	 tv;
+
+	if (!job->j_clock_paused)
+		return;
+	job->j_clock_paused = 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	job->j_deadline.tv_sec = now.tv_sec + job->j_left.tv_sec;
+	job->j_deadline.tv_nsec = now.tv_nsec + job->j_left.tv_nsec;
+	if (job->j_deadline.tv_nsec >= 1000000000L) {
+		job->j_deadline.tv_sec++;
+		job->j_deadline.tv_nsec -= 1000000000L;
+	}
+	tv.tv_sec = job->j_left.tv_sec;
+	tv.tv_usec = job->j_left.tv_nsec / 1000;
+	evtimer_add(job->j_timer, &tv);
+}
+
+/*
+ * Frees job (its request is not touched: answered or gone); with kill,
+ * its program is ended, else let go to finish on its own.
+ */
+static void
+job_free(struct cgi_job *job, int kill)
+{
+	struct cgi	*cg = job->j_cg;
+
+	if (job->j_queued) {
+		TAILQ_REMOVE(&cg->cg_queue, job, j_entry);
+		cg->cg_nqueued--;
+	}
+	if (job->j_child != NULL) {
+		if (kill)
+			cgi_child_kill(job->j_child);
+		job->j_child->ch_job = NULL;
+	}
+	cgi_io_close(job);
+	event_free(job->j_timer);
+	evbuffer_free(job->j_head);
+	evbuffer_free(job->j_tmp);
+	free(job->j_argv0);
+	free(job->j_real);
+	free(job->j_name);
+	free(job->j_overmem);
+	free(job);
+}
+
+void
+cgi_job_fail(struct cgi_job *job, int status, const char *why)
+{
+	struct evfcgi_req	*req = job->j_req;
+
+	log_warn("cgi %s: %s: %s", job->j_name, why, job->j_headed ?
+	    "the response is cut" : req_status_text(status));
+	job->j_req = NULL;
+	evfcgi_on_abort(req, NULL, NULL);
+	job_free(job, 1);
+	if (req != NULL)
+		evfcgi_respond_error(req, status, NULL);
+}
+
+void
+cgi_job_done(struct cgi_job *job)
+{
+	struct evfcgi_req	*req = job->j_req;
+
+	evfcgi_on_abort(req, NULL, NULL);
+	job_free(job, 0);
+	evfcgi_finish(req);
+}
+
+/* The request died (client gone, ABORT_REQUEST, drain deadline...). */
+static void
+job_abortcb(struct evfcgi_req *req, void *arg)
+{
+	struct cgi_job	*job = arg;
+
+	(void)req;
+	log_info("cgi %s: the request ended before the program%s",
+	    job->j_name, job->j_child != NULL ? ": ending it" : "");
+	job->j_req = NULL;
+	job_free(job, 1);
+}
+
+/* The time limit. */
+static void
+job_timeoutcb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cgi_job	*job = arg;
+	char		 why[64];
+
+	(void)fd;
+	(void)what;
+	snprintf(why, sizeof(why), "time limit of %d s reached%s",
+	    job->j_cg->cg_cfg.c_timeout, job->j_queued ? " waiting" : "");
+	cgi_job_fail(job, 504, why);
+}
+
+/*
+ * Runs job's program now if a slot is free and nobody waits before it
+ * (front: it goes first, a local redirect), else queues it, else 503.
+ */
+void
+cgi_job_start(struct cgi_job *job, int front)
+{
+	struct cgi	*cg = job->j_cg;
+	char		 why[96];
+
+	if (cg->cg_nchildren < cg->cg_cfg.c_max &&
+	    (front || TAILQ_EMPTY(&cg->cg_queue))) {
+		job_spawn(job);
+		return;
+	}
+	if (!front && cg->cg_nqueued >= cg->cg_cfg.c_queue) {
+		snprintf(why, sizeof(why), "%zu programs running and %zu "
+		    "waiting (--cgi-max, --cgi-queue)", cg->cg_nchildren,
+		    cg->cg_nqueued);
+		cgi_job_fail(job, 503, why);
+		return;
+	}
+	if (front)
+		TAILQ_INSERT_HEAD(&cg->cg_queue, job, j_entry);
+	else
+		TAILQ_INSERT_TAIL(&cg->cg_queue, job, j_entry);
+	job->j_queued = 1;
+	cg->cg_nqueued++;
+}
+
+/* The environment for job's program (free() it), or NULL. */
+static char **
+job_env(struct cgi_job *job)
+{
+	struct cgi_param	*pv;
+	const char		*name, *value;
+	char			**envp;
+	size_t			 i = 0, n = 0;
+
+	while (evfcgi_param_next(job->j_req, &i, &name, &value))
+		n++;
+	if ((pv = calloc(n + 1, sizeof(*pv))) == NULL)
+		return NULL;
+	i = n = 0;
+	while (evfcgi_param_next(job->j_req, &i, &name, &value)) {
+		pv[n].p_name = name;
+		pv[n++].p_value = value;
+	}
+	envp = cgi_env_build(pv, n, job->j_over, job->j_nover);
+	free(pv);
+	return envp;
+}
+
+/* Starts job's program (a slot is free); on failure answers 500/503. */
+static void
+job_spawn(struct cgi_job *job)
+{
+	struct cgi		*cg = job->j_cg;
+	struct cgi_proc		 p;
+	char			**envp, why[128];
+	int			 e;
+
+	if (cgi_sigchld_on(cg) == -1) {
+		cgi_job_fail(job, 500, "cannot handle SIGCHLD");
+		return;
+	}
+	if ((envp = job_env(job)) == NULL) {
+		cgi_job_fail(job, 500, "out of memory");
+		return;
+	}
+	if (cgi_spawn(job->j_real, job->j_argv0, envp, &p) == -1) {
+		e = errno;
+		snprintf(why, sizeof(why), "cannot start it: %s", strerror(e));
+		free(envp);
+		/* Out of processes or descriptors: try again later. */
+		cgi_job_fail(job, e == EAGAIN || e == EMFILE || e == ENFILE ?
+		    503 : 500, why);
+		return;
+	}
+	free(envp);
+	job->j_started = 1;
+	if ((job->j_child = cgi_child_new(cg, job, &p)) == NULL) {
+		cgi_child_signal(p.p_pid, SIGKILL);
+		close(p.p_in);
+		close(p.p_out);
+		close(p.p_err);
+		cgi_job_fail(job, 500, "out of memory");
+		return;
+	}
+	log_debug("cgi %s[%d]: started", job->j_name, (int)p.p_pid);
+	if (cgi_io_start(job, p.p_in, p.p_out) == -1)
+		cgi_job_fail(job, 500, "out of memory");
+}
+
+/* Starts what waits while slots are free. */
+void
+cgi_run_queue(struct cgi *cg)
+{
+	struct cgi_job	*job;
+
+	while (cg->cg_nchildren < cg->cg_cfg.c_max &&
+	    (job = TAILQ_FIRST(&cg->cg_queue)) != NULL) {
+		TAILQ_REMOVE(&cg->cg_queue, job, j_entry);
+		cg->cg_nqueued--;
+		job->j_queued = 0;
+		job_spawn(job);
+	}
+}

@@ -1,0 +1,168 @@
+/*
+ * cgi.h: CGI programs (RFC 3875) run on the loop, fcgiwrap's job without
+ * its stalls (`evfcgid --cgi`).  Each request runs the program its params
+ * name; its body is fed to the program's stdin as it arrives, and its
+ * stdout is read only while the connection's output has room, so a slow
+ * client holds at most a watermark and a pipe buffer here while the
+ * program waits in its own write().
+ *
+ * The parts: cgi_header.c parses a program's header block (pure, over
+ * bytes), cgi_env.c builds its environment (pure, one allocation),
+ * cgi_spawn.c checks its path and starts it, cgi.c runs requests,
+ * children, limits and reaping on the loop, cgi_io.c moves the bytes.
+ */
+#ifndef CGI_H
+#define CGI_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+
+struct event_base;
+struct evfcgi_server;
+
+/* The PATH a program gets when the web server's params name none. */
+#define CGI_SAFE_PATH		"/usr/local/bin:/usr/bin:/bin"
+#define CGI_MAX_REDIRECTS	5	/* local redirects a request */
+
+struct cgi_config {
+	const char	*c_root;	/* programs must be inside; NULL: "/" */
+	size_t		 c_max;		/* children at once */
+	size_t		 c_queue;	/* requests waiting for a child slot */
+	int		 c_timeout;	/* s per request; 0: none */
+	size_t		 c_max_header;	/* bytes of a program's header block */
+	size_t		 c_hold;	/* output held until the body ends */
+	int		 c_grace;	/* s from SIGTERM to SIGKILL */
+	int		 c_stderr_rate;	/* stderr lines logged a second, each */
+};
+
+/* Fills cfg with the defaults --help documents. */
+void	cgi_config_default(struct cgi_config *cfg);
+
+struct cgi;
+
+/*
+ * Makes srv run CGI programs for every request (a streamed route for "/"
+ * and the default route), per cfg (copied; c_root must stay valid).
+ * From the first program started, the loop handles SIGCHLD and reaps
+ * the process's children.  Returns the CGI engine, or NULL with a
+ * message in err when the root cannot be resolved or out of memory.
+ */
+struct cgi *cgi_new(struct evfcgi_server *srv, struct event_base *base,
+	    const struct cgi_config *cfg, char *err, size_t errlen);
+
+/*
+ * Ends what is left once the loop has stopped (after evfcgi_server_free(),
+ * which ended the requests): programs still running get SIGTERM (SIGKILL
+ * those being ended already), and the engine is freed.
+ */
+void	cgi_free(struct cgi *cg);
+
+/* --- The header block of a program's output (cgi_header.c). --- */
+
+/* One header field; name and value are not NUL-ended. */
+struct cgi_field {
+	const char	*f_name;
+	size_t		 f_namelen;
+	const char	*f_value;	/* blanks around it trimmed */
+	size_t		 f_valuelen;
+};
+
+/*
+ * Looks for the end of the header block at the start of buf: lines
+ * "name: value" (name an HTTP token; value without control characters
+ * but tab) ending in LF or CRLF, then an empty line.  *pos is where the
+ * lines not yet checked begin: start at 0, keep it between calls as buf
+ * grows.  Returns the block's length with its empty line, 0 when more is
+ * needed (*pos moved past the lines checked), or -1 when malformed (*why
+ * says how).
+ */
+long	cgi_header_scan(const char *buf, size_t len, size_t *pos,
+	    const char **why);
+
+/*
+ * The field at *off (from 0) of a block cgi_header_scan() accepted (len:
+ * its length).  Returns 1 with f set and *off moved on, 0 at its end.
+ */
+int	cgi_header_next(const char *buf, size_t len, size_t *off,
+	    struct cgi_field *f);
+
+/* What a header block asks for (RFC 3875 6.2). */
+enum cgi_kind {
+	CGI_DOCUMENT,		/* Content-Type and/or Status, a body */
+	CGI_LOCAL_REDIRECT,	/* Location: /path, no Status: run that */
+	CGI_CLIENT_REDIRECT	/* Location: absolute (302 unless Status) */
+};
+
+struct cgi_head {
+	enum cgi_kind	 h_kind;
+	int		 h_status;	/* the answer's status */
+	struct cgi_field h_ctype;	/* f_name NULL: none */
+	struct cgi_field h_location;	/* f_name NULL: none */
+	long long	 h_clen;	/* Content-Length, -1: none */
+};
+
+/*
+ * Reads the CGI fields of a block cgi_header_scan() accepted.  Returns 0
+ * with h filled, or -1 with *why: no Content-Type, Location or Status; a
+ * Status that is not a 3-digit code from 100 to 599; a bad or repeated
+ * CGI field; a bad Content-Length.
+ */
+int	cgi_header_read(const char *buf, size_t len, struct cgi_head *h,
+	    const char **why);
+
+/* Whether f's name is name, case-insensitively. */
+int	cgi_field_is(const struct cgi_field *f, const char *name);
+
+/* --- The environment (cgi_env.c). --- */
+
+struct cgi_param {
+	const char	*p_name;
+	const char	*p_value;	/* NULL: unset (an override) */
+};
+
+/*
+ * The CGI/1.1 environment (RFC 3875 4.1) for a program: the web server's
+ * params (pv, n) as they came, then the overrides (over, nover; a NULL
+ * value removes the name), a later name replacing an earlier; then
+ * GATEWAY_INTERFACE=CGI/1.1, QUERY_STRING= and PATH=CGI_SAFE_PATH when
+ * absent.  Names that are empty or hold '=' are left out.  Nothing of the
+ * caller's own environment.  Returns a NULL-ended array of "NAME=value",
+ * sorted by name, in one allocation the caller free()s; NULL when out of
+ * memory.
+ */
+char	**cgi_env_build(const struct cgi_param *pv, size_t n,
+	    const struct cgi_param *over, size_t nover);
+
+/* --- Paths and processes (cgi_spawn.c). --- */
+
+/*
+ * Checks path: it must be absolute, resolve (realpath: symlinks, "..")
+ * to a regular file inside root (rootlen bytes, resolved, no trailing
+ * '/'; "" for all) that may be executed.  Returns 0 with *real the
+ * resolved path (malloc'd), or the status to answer (403, 404, 500 when
+ * out of memory) with *why.
+ */
+int	cgi_resolve(const char *root, size_t rootlen, const char *path,
+	    char **real, const char **why);
+
+/* A started program: its pid (and process group) and the parent's ends. */
+struct cgi_proc {
+	pid_t	 p_pid;
+	int	 p_in;		/* its stdin: we write */
+	int	 p_out;		/* its stdout: we read */
+	int	 p_err;		/* its stderr: we read */
+};
+
+/*
+ * Starts the program at real (no shell) with argv[0] argv0, environment
+ * envp, in argv0's directory, as the leader of a process group of its own,
+ * signals at their defaults and none blocked, only descriptors 0-2 open:
+ * pipes whose other ends (non-blocking, close-on-exec) p gets.  A failure
+ * in the child after fork is told on its stderr, and it exits 127.
+ * Returns 0, or -1 with errno (the pipes or the fork failed).
+ */
+int	cgi_spawn(const char *real, const char *argv0, char *const envp[],
+	    struct cgi_proc *p);
+
+#endif /* CGI_H */

@@ -1,0 +1,474 @@
+/*
+ * cgi_io.c: the bytes between a request and its program.  The body goes
+ * to stdin only as fast as the pipe takes it (the rest stays in the
+ * request's body buffer, which pauses its connection); stdout is read for
+ * the header block, then only by a producer, which the engine calls while
+ * the connection's output is below its watermark: a slow client leaves
+ * the program blocked in its own write().  stderr is logged line by line,
+ * at most so many lines a second.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "cgi_job.h"
+#include "evfcgi.h"
+#include "log.h"
+
+#define IO_READ_MIN	4096
+#define IO_READ_MAX	65536	/* per read from stdout or stderr */
+#define IO_ERR_TURN	4	/* stderr reads per callback */
+#define IO_ERR_LAST	64	/* and at most when its process has ended */
+
+static void	io_incb(evutil_socket_t, short, void *);
+static void	io_outcb(evutil_socket_t, short, void *);
+static void	io_head(struct cgi_job *);
+static void	io_head_parse(struct cgi_job *);
+static int	io_send_head(struct cgi_job *, const char *, size_t,
+		    const struct cgi_head *);
+static int	io_produce(struct evfcgi_req *, size_t, void *);
+static void	io_close_in(struct cgi_job *);
+static void	io_release(struct cgi_job *);
+static void	io_err_bytes(struct cgi_child *, const char *, size_t);
+static void	io_err_line(struct cgi_child *);
+static void	io_err_summary(struct cgi_child *);
+
+char *
+cgi_safe_str(const char *s)
+{
+	char	*c, *p;
+
+	if ((c = strdup(s)) == NULL)
+		return NULL;
+	for (p = c; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return c;
+}
+
+int
+cgi_io_start(struct cgi_job *job, int in, int out)
+{
+	struct event_base	*base = job->j_cg->cg_base;
+
+	job->j_in = in;
+	job->j_out = out;
+	if ((job->j_inev = event_new(base, in, EV_WRITE, io_incb,
+	    job)) == NULL ||
+	    (job->j_outev = event_new(base, out, EV_READ | EV_PERSIST,
+	    io_outcb, job)) == NULL) {
+		cgi_io_close(job);
+		return -1;
+	}
+	job->j_holding = !job->j_body_done;
+	job->j_eof = 0;
+	event_add(job->j_outev, NULL);
+	cgi_io_feed(job);
+	return 0;
+}
+
+/* Closes the program's stdin: its body has ended, or it went away. */
+static void
+io_close_in(struct cgi_job *job)
+{
+	if (job->j_inev != NULL)
+		event_free(job->j_inev);
+	job->j_inev = NULL;
+	if (job->j_in >= 0)
+		close(job->j_in);
+	job->j_in = -1;
+}
+
+void
+cgi_io_close(struct cgi_job *job)
+{
+	io_close_in(job);
+	if (job->j_outev != NULL)
+		event_free(job->j_outev);
+	job->j_outev = NULL;
+	if (job->j_out >= 0)
+		close(job->j_out);
+	job->j_out = -1;
+	job->j_eof = 0;
+	if (job->j_req != NULL && job->j_headed)
+		evfcgi_produce(job->j_req, NULL, NULL);
+}
+
+void
+cgi_io_feed(struct cgi_job *job)
+{
+	struct evbuffer	*body = job->j_body;
+	int		 n;
+
+	if (body == NULL || !job->j_started || job->j_inev == NULL) {
+		/* Nobody reads it (any more): let the connection go on. */
+		if (body != NULL && (job->j_discard || (job->j_started &&
+		    job->j_inev == NULL)))
+			evbuffer_drain(body, evbuffer_get_length(body));
+		return;
+	}
+	if (evbuffer_get_length(body) > 0) {
+		n = evbuffer_write_atmost(body, job->j_in, IO_READ_MAX);
+		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			/* It exited, or closed its stdin: no more body. */
+			log_debug("cgi %s: its stdin: %s", job->j_name,
+			    strerror(errno));
+			io_close_in(job);
+			evbuffer_drain(body, evbuffer_get_length(body));
+			return;
+		}
+		if (evbuffer_get_length(body) > 0) {
+			event_add(job->j_inev, NULL);
+			return;
+		}
+	}
+	if (job->j_body_done)
+		io_close_in(job);
+}
+
+/* The body has ended: what was held goes out (job may be freed). */
+static void
+io_release(struct cgi_job *job)
+{
+	if (!job->j_holding || !job->j_body_done || job->j_out < 0)
+		return;
+	job->j_holding = 0;
+	if (!job->j_headed)
+		io_head_parse(job);
+}
+
+/* The program's stdin has room again. */
+static void
+io_incb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	cgi_io_feed(arg);
+}
+
+void
+cgi_io_bodycb(struct evfcgi_req *req, struct evbuffer *body, int done,
+    void *arg)
+{
+	struct cgi_job	*job = arg;
+
+	(void)req;
+	job->j_body = body;
+	if (done)
+		job->j_body_done = 1;
+	cgi_io_feed(job);
+	/* The web server has sent it all, whatever the program took. */
+	if (done)
+		io_release(job);
+}
+
+/*
+ * stdout is readable: the header block is gathered (bounded); after it,
+ * reading is the producer's, called as the connection has room.
+ */
+static void
+io_outcb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cgi_job	*job = arg;
+
+	(void)fd;
+	(void)what;
+	if (!job->j_headed) {
+		io_head(job);
+		return;
+	}
+	event_del(job->j_outev);
+	/* Resumed by the producer: at once if the connection has room. */
+	cgi_job_clock_pause(job);
+	evfcgi_produce(job->j_req, io_produce, job);
+}
+
+/*
+ * Reads some of the header block; acts on it once it is whole.  While the
+ * request body has not ended, all output is held instead (up to c_hold,
+ * then the program waits): nginx stops sending a request body once it
+ * has passed a response's header on, so a program that answers while it
+ * reads would never get the rest.
+ */
+static void
+io_head(struct cgi_job *job)
+{
+	const struct cgi_config	*cfg = &job->j_cg->cg_cfg;
+	size_t			 cap, have;
+	char			 msg[96];
+	int			 n;
+
+	have = evbuffer_get_length(job->j_head);
+	cap = job->j_holding ? cfg->c_hold : cfg->c_max_header + 1;
+	if (have >= cap) {
+		/* Held full: the program waits until the body has ended. */
+		event_del(job->j_outev);
+		return;
+	}
+	n = evbuffer_read(job->j_head, job->j_out, (int)(cap - have <
+	    IO_READ_MAX ? cap - have : IO_READ_MAX));
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == -1) {
+		snprintf(msg, sizeof(msg), "reading its output: %s",
+		    strerror(errno));
+		cgi_job_fail(job, 502, msg);
+		return;
+	}
+	if (n == 0) {
+		job->j_eof = 1;
+		event_del(job->j_outev);
+	}
+	if (!job->j_holding)
+		io_head_parse(job);
+}
+
+/*
+ * Acts on the output gathered: the header block once it is whole (502
+ * when it is bad, too big, or the output ended first), the rest passed
+ * on; at the output's end, the response is complete.  job may be freed.
+ */
+static void
+io_head_parse(struct cgi_job *job)
+{
+	size_t		 max = job->j_cg->cg_cfg.c_max_header, have, look;
+	const char	*why, *p;
+	struct cgi_head	 h;
+	char		 msg[96];
+	long		 end;
+
+	have = evbuffer_get_length(job->j_head);
+	look = have < max + 1 ? have : max + 1;
+	if ((p = (const char *)evbuffer_pullup(job->j_head,
+	    (ssize_t)look)) == NULL && look > 0) {
+		cgi_job_fail(job, 500, "out of memory");
+		return;
+	}
+	end = look == 0 ? 0 : cgi_header_scan(p, look, &job->j_scanpos, &why);
+	if (end == 0 && (look > max || job->j_eof)) {
+		if (look > max)
+			snprintf(msg, sizeof(msg), "a header block over %zu "
+			    "bytes (--cgi-max-header)", max);
+		else
+			snprintf(msg, sizeof(msg), "%s before a whole header "
+			    "block", have == 0 ? "no output" :
+			    "its output ended");
+		cgi_job_fail(job, 502, msg);
+		return;
+	}
+	if (end == 0)
+		return;
+	if (end == -1 || cgi_header_read(p, (size_t)end, &h, &why) == -1) {
+		snprintf(msg, sizeof(msg), "a bad header: %s", why);
+		cgi_job_fail(job, 502, msg);
+		return;
+	}
+	if (h.h_kind == CGI_LOCAL_REDIRECT) {
+		cgi_job_redirect(job, h.h_location.f_value,
+		    h.h_location.f_valuelen);
+		return;
+	}
+	if (io_send_head(job, p, (size_t)end, &h) == -1)
+		return;
+	evbuffer_drain(job->j_head, (size_t)end);
+	if (evbuffer_get_length(job->j_head) > 0)
+		(void)evfcgi_write_buffer(job->j_req, job->j_head,
+		    evbuffer_get_length(job->j_head));
+	if (job->j_eof)
+		cgi_job_done(job);
+	else
+		event_add(job->j_outev, NULL);
+}
+
+/*
+ * Queues the response's header: h's status, Content-Type and
+ * Content-Length, the other lines as they came.  Returns 0, or -1 when
+ * job failed (freed).
+ */
+static int
+io_send_head(struct cgi_job *job, const char *p, size_t len,
+    const struct cgi_head *h)
+{
+	struct cgi_field	 f;
+	char			 sbuf[256], *line, *ctype = NULL;
+	size_t			 off = 0;
+
+	while (cgi_header_next(p, len, &off, &f)) {
+		if (cgi_field_is(&f, "Status") ||
+		    cgi_field_is(&f, "Content-Length"))
+			continue;
+		line = f.f_namelen + f.f_valuelen + 2 <= sizeof(sbuf) ? sbuf :
+		    malloc(f.f_namelen + f.f_valuelen + 2);
+		if (line == NULL) {
+			free(ctype);
+			cgi_job_fail(job, 500, "out of memory");
+			return -1;
+		}
+		memcpy(line, f.f_name, f.f_namelen);
+		line[f.f_namelen] = '\0';
+		memcpy(line + f.f_namelen + 1, f.f_value, f.f_valuelen);
+		line[f.f_namelen + 1 + f.f_valuelen] = '\0';
+		if (cgi_field_is(&f, "Content-Type")) {
+			ctype = strdup(line + f.f_namelen + 1);
+			if (ctype == NULL) {
+				if (line != sbuf)
+					free(line);
+				cgi_job_fail(job, 500, "out of memory");
+				return -1;
+			}
+		} else
+			(void)evfcgi_header_add(job->j_req, line,
+			    line + f.f_namelen + 1);
+		if (line != sbuf)
+			free(line);
+	}
+	if (evfcgi_header(job->j_req, h->h_status, ctype, h->h_clen) == -1) {
+		free(ctype);
+		cgi_job_fail(job, 502, "its header could not be sent");
+		return -1;
+	}
+	free(ctype);
+	job->j_headed = 1;
+	return 0;
+}
+
+/*
+ * The producer: the connection has room for about room bytes; reads that
+ * much of stdout.  When the pipe is empty it stops producing and waits
+ * for stdout to be readable again.
+ */
+static int
+io_produce(struct evfcgi_req *req, size_t room, void *arg)
+{
+	struct cgi_job	*job = arg;
+	size_t		 want = room;
+	char		 msg[96];
+	int		 n;
+
+	cgi_job_clock_resume(job);
+	if (want < IO_READ_MIN)
+		want = IO_READ_MIN;
+	if (want > IO_READ_MAX)
+		want = IO_READ_MAX;
+	n = evbuffer_read(job->j_tmp, job->j_out, (int)want);
+	if (n > 0) {
+		(void)evfcgi_write_buffer(req, job->j_tmp, (size_t)n);
+		/* Until the next call, it waits for room: the client's time. */
+		cgi_job_clock_pause(job);
+		return 0;
+	}
+	if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+		evfcgi_produce(req, NULL, NULL);
+		event_add(job->j_outev, NULL);
+		return 0;
+	}
+	if (n == 0) {
+		cgi_job_done(job);
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "reading its output: %s", strerror(errno));
+	cgi_job_fail(job, 502, msg);
+	return 0;
+}
+
+/* Logs the line gathered, within the rate; counts it otherwise. */
+static void
+io_err_line(struct cgi_child *ch)
+{
+	time_t	 now = time(NULL);
+
+	if (ch->ch_linelen > 0 && ch->ch_line[ch->ch_linelen - 1] == '\r')
+		ch->ch_linelen--;
+	ch->ch_line[ch->ch_linelen] = '\0';
+	if (now != ch->ch_sec) {
+		io_err_summary(ch);
+		ch->ch_sec = now;
+		ch->ch_lines = 0;
+	}
+	if (ch->ch_lines < ch->ch_cg->cg_cfg.c_stderr_rate) {
+		ch->ch_lines++;
+		log_warn("cgi %s[%d]: %s%s", ch->ch_name, (int)ch->ch_pid,
+		    ch->ch_line, ch->ch_cut ? " [cut]" : "");
+	} else
+		ch->ch_dropped++;
+	ch->ch_linelen = 0;
+	ch->ch_cut = 0;
+}
+
+/* Says how many lines the rate kept from the log, if any. */
+static void
+io_err_summary(struct cgi_child *ch)
+{
+	if (ch->ch_dropped == 0)
+		return;
+	log_warn("cgi %s[%d]: %lu more stderr lines not logged (over %d a "
+	    "second)", ch->ch_name, (int)ch->ch_pid, ch->ch_dropped,
+	    ch->ch_cg->cg_cfg.c_stderr_rate);
+	ch->ch_dropped = 0;
+}
+
+/* Splits stderr bytes into lines (control characters made '?'). */
+static void
+io_err_bytes(struct cgi_child *ch, const char *p, size_t len)
+{
+	size_t		 i;
+	unsigned char	 c;
+
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)p[i];
+		if (c == '\n') {
+			io_err_line(ch);
+			continue;
+		}
+		if (ch->ch_linelen >= CGI_LINE_MAX) {
+			ch->ch_cut = 1;
+			continue;
+		}
+		ch->ch_line[ch->ch_linelen++] = (c < 0x20 && c != '\t' &&
+		    c != '\r') || c == 0x7f ? '?' : (char)c;
+	}
+}
+
+void
+cgi_io_stderr(struct cgi_child *ch, int final)
+{
+	char	 buf[16384];
+	ssize_t	 n = -1;
+	int	 i;
+
+	if (ch->ch_err < 0)
+		return;
+	for (i = 0; i < (final ? IO_ERR_LAST : IO_ERR_TURN); i++) {
+		if ((n = read(ch->ch_err, buf, sizeof(buf))) <= 0)
+			break;
+		io_err_bytes(ch, buf, (size_t)n);
+	}
+	if (n == -1 && errno == EINTR)
+		return;
+	if (!final && (n > 0 || (n == -1 && errno == EAGAIN)))
+		return;
+	/* Its end (or its process's): what is left is said now. */
+	if (ch->ch_linelen > 0)
+		io_err_line(ch);
+	io_err_summary(ch);
+	event_free(ch->ch_errev);
+	ch->ch_errev = NULL;
+	close(ch->ch_err);
+	ch->ch_err = -1;
+}
+
+void
+cgi_io_errcb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	cgi_io_stderr(arg, 0);
+}

@@ -1,0 +1,428 @@
+/*
+ * check_cgi.c: the CGI engine's pure parts: the header block parser
+ * (every truncated prefix of a block needs more, never misreads; LF and
+ * CRLF; the response kinds of RFC 3875 6.2; what is malformed) and the
+ * environment builder (params through, overrides, defaults, nothing of
+ * the caller's own environment); and the path check on real files.
+ */
+#include <sys/stat.h>
+
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "tests/suite.h"
+
+/* Scans buf whole in one call; returns what cgi_header_scan() did. */
+static long
+scan(const char *buf, const char **why)
+{
+	size_t	 pos = 0;
+
+	*why = NULL;
+	return cgi_header_scan(buf, strlen(buf), &pos, why);
+}
+
+/* Reads the CGI fields of a block that scans whole; -1 if it does not. */
+static int
+head(const char *buf, struct cgi_head *h, const char **why)
+{
+	long	 n = scan(buf, why);
+
+	if (n <= 0)
+		return -1;
+	return cgi_header_read(buf, (size_t)n, h, why);
+}
+
+/* Whether f holds the value v. */
+static int
+value_is(const struct cgi_field *f, const char *v)
+{
+	return f->f_name != NULL && f->f_valuelen == strlen(v) &&
+	    memcmp(f->f_value, v, f->f_valuelen) == 0;
+}
+
+START_TEST(document_crlf_and_lf)
+{
+	const char	*blocks[] = {
+		"Content-Type: text/plain\r\nX-A: 1\r\n\r\nbody",
+		"Content-Type: text/plain\nX-A: 1\n\nbody",
+		"Content-Type:text/plain  \r\nX-A:   1\n\r\nbody"
+	};
+	struct cgi_head	 h;
+	struct cgi_field f;
+	const char	*why;
+	size_t		 i, off;
+
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(scan(blocks[i], &why),
+		    (long)(strstr(blocks[i], "body") - blocks[i]));
+		ck_assert_int_eq(head(blocks[i], &h, &why), 0);
+		ck_assert_int_eq(h.h_kind, CGI_DOCUMENT);
+		ck_assert_int_eq(h.h_status, 200);
+		ck_assert(value_is(&h.h_ctype, "text/plain"));
+		ck_assert_ptr_null(h.h_location.f_name);
+		ck_assert_int_eq(h.h_clen, -1);
+		off = 0;
+		ck_assert_int_eq(cgi_header_next(blocks[i], strlen(blocks[i]),
+		    &off, &f), 1);
+		ck_assert(cgi_field_is(&f, "content-type"));
+		ck_assert_int_eq(cgi_header_next(blocks[i], strlen(blocks[i]),
+		    &off, &f), 1);
+		ck_assert(cgi_field_is(&f, "X-A") && value_is(&f, "1"));
+		ck_assert_int_eq(cgi_header_next(blocks[i], strlen(blocks[i]),
+		    &off, &f), 0);
+	}
+}
+END_TEST
+
+START_TEST(status_and_redirects)
+{
+	struct cgi_head	 h;
+	const char	*why;
+
+	ck_assert_int_eq(head("Status: 404 Not Here\r\nContent-Type: a/b"
+	    "\r\n\r\n", &h, &why), 0);
+	ck_assert_int_eq(h.h_status, 404);
+	ck_assert_int_eq(head("Status: 304\n\n", &h, &why), 0);
+	ck_assert_int_eq(h.h_status, 304);
+	ck_assert_int_eq(h.h_kind, CGI_DOCUMENT);
+	/* RFC 3875 6.2.3: an absolute Location alone is a 302. */
+	ck_assert_int_eq(head("Location: http://x.invalid/a?b=1\r\n\r\n", &h,
+	    &why), 0);
+	ck_assert_int_eq(h.h_kind, CGI_CLIENT_REDIRECT);
+	ck_assert_int_eq(h.h_status, 302);
+	ck_assert(value_is(&h.h_location, "http://x.invalid/a?b=1"));
+	/* 6.2.4: with a document and a Status of its own. */
+	ck_assert_int_eq(head("Status: 301 Moved\nLocation: http://x/n\n"
+	    "Content-Type: text/plain\n\n", &h, &why), 0);
+	ck_assert_int_eq(h.h_kind, CGI_CLIENT_REDIRECT);
+	ck_assert_int_eq(h.h_status, 301);
+	/* 6.2.2: a local path is run here. */
+	ck_assert_int_eq(head("Location: /cgi-bin/t.py?from=x\r\n\r\n", &h,
+	    &why), 0);
+	ck_assert_int_eq(h.h_kind, CGI_LOCAL_REDIRECT);
+	ck_assert(value_is(&h.h_location, "/cgi-bin/t.py?from=x"));
+	/* "//host/path" is a network-path reference, not a local path. */
+	ck_assert_int_eq(head("Location: //other/x\n\n", &h, &why), 0);
+	ck_assert_int_eq(h.h_kind, CGI_CLIENT_REDIRECT);
+	ck_assert_int_eq(head("Content-Length: 12\nContent-Type: a/b\n\n",
+	    &h, &why), 0);
+	ck_assert_int_eq(h.h_clen, 12);
+}
+END_TEST
+
+/*
+ * Every truncated prefix of a valid block needs more (0), never a length
+ * and never malformed; fed a byte at a time with *pos kept, the same.
+ */
+START_TEST(every_prefix_needs_more)
+{
+	const char	*blocks[] = {
+		"Content-Type: text/plain\r\nX-Long: abcdefghij\r\n\r\n",
+		"Status: 200 OK\nContent-Type: a/b\nSet-Cookie: a=b; c\n\n",
+		"Location: /x\r\n\r\n"
+	};
+	const char	*why;
+	size_t		 i, n, len, pos;
+	long		 r;
+
+	for (i = 0; i < 3; i++) {
+		len = strlen(blocks[i]);
+		for (n = 0; n < len; n++) {
+			pos = 0;
+			r = cgi_header_scan(blocks[i], n, &pos, &why);
+			ck_assert_msg(r == 0, "block %zu prefix %zu: %ld", i,
+			    n, r);
+			ck_assert_uint_le(pos, n);
+		}
+		pos = 0;
+		for (n = 0; n < len; n++)
+			ck_assert_int_eq(cgi_header_scan(blocks[i], n, &pos,
+			    &why), 0);
+		ck_assert_int_eq(cgi_header_scan(blocks[i], len, &pos, &why),
+		    (long)len);
+	}
+}
+END_TEST
+
+/* A block cut inside a line ending (the CR, not the LF) needs more. */
+START_TEST(cut_between_cr_and_lf)
+{
+	const char	*b = "Content-Type: a/b\r\n\r\n";
+	const char	*why;
+	size_t		 pos = 0;
+
+	ck_assert_int_eq(cgi_header_scan(b, 18, &pos, &why), 0);
+	ck_assert_int_eq(cgi_header_scan(b, 20, &pos, &why), 0);
+	ck_assert_int_eq(cgi_header_scan(b, 21, &pos, &why), 21);
+}
+END_TEST
+
+START_TEST(malformed_lines)
+{
+	const char	*bad[] = {
+		"no header here, just a body\n",
+		"\r\nbody",
+		"\nbody",
+		" folded: x\n\n",
+		"Content-Type: a/b\n continued\n\n",
+		"Bad Name: x\n\n",
+		": novalue\n\n",
+		"Content-Type: a\x01" "b\n\n",
+		"Content-Type: a/b\rX-A: 1\n\n",
+		"X\0Y: 1\n\n"
+	};
+	size_t		 lens[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 8 };
+	const char	*why;
+	size_t		 i, pos;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pos = 0;
+		why = NULL;
+		ck_assert_msg(cgi_header_scan(bad[i], lens[i] != 0 ? lens[i] :
+		    strlen(bad[i]), &pos, &why) == -1, "bad block %zu", i);
+		ck_assert_ptr_nonnull(why);
+	}
+}
+END_TEST
+
+START_TEST(malformed_fields)
+{
+	const char	*bad[] = {
+		"X-Only: 1\n\n",
+		"Status: 99 Low\n\n",
+		"Status: 600 High\n\n",
+		"Status: 2000\n\n",
+		"Status: abc\n\n",
+		"Status: 200\nStatus: 404\n\n",
+		"Content-Type: a/b\nContent-Type: c/d\n\n",
+		"Content-Type:\n\n",
+		"Location: /a\nLocation: /b\n\n",
+		"Content-Type: a/b\nContent-Length: -1\n\n",
+		"Content-Type: a/b\nContent-Length: 12x\n\n",
+		"Content-Type: a/b\nContent-Length: 99999999999999999999\n\n"
+	};
+	struct cgi_head	 h;
+	const char	*why;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		ck_assert_msg(head(bad[i], &h, &why) == -1, "bad fields %zu",
+		    i);
+		ck_assert_ptr_nonnull(why);
+	}
+}
+END_TEST
+
+/* Whether env holds the line exactly. */
+static int
+env_has(char **env, const char *line)
+{
+	for (; *env != NULL; env++)
+		if (strcmp(*env, line) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether env has the name at all. */
+static int
+env_names(char **env, const char *name)
+{
+	size_t	 n = strlen(name);
+	int	 k = 0;
+
+	for (; *env != NULL; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			k++;
+	return k;
+}
+
+START_TEST(env_params_through)
+{
+	struct cgi_param	 pv[] = {
+		{ "SCRIPT_NAME", "/cgi-bin/x" },
+		{ "QUERY_STRING", "a=1&b" },
+		{ "HTTP_X_TEST", "hello, world" },
+		{ "CONTENT_LENGTH", "" }
+	};
+	char			**env;
+
+	setenv("EVFCGI_SECRET", "1", 1);
+	env = cgi_env_build(pv, 4, NULL, 0);
+	ck_assert_ptr_nonnull(env);
+	ck_assert(env_has(env, "SCRIPT_NAME=/cgi-bin/x"));
+	ck_assert(env_has(env, "QUERY_STRING=a=1&b"));
+	ck_assert(env_has(env, "HTTP_X_TEST=hello, world"));
+	ck_assert(env_has(env, "CONTENT_LENGTH="));
+	ck_assert(env_has(env, "GATEWAY_INTERFACE=CGI/1.1"));
+	ck_assert(env_has(env, "PATH=" CGI_SAFE_PATH));
+	ck_assert_int_eq(env_names(env, "EVFCGI_SECRET"), 0);
+	ck_assert_int_eq(env_names(env, "HOME"), 0);
+	free(env);
+}
+END_TEST
+
+START_TEST(env_defaults_and_overrides)
+{
+	struct cgi_param	 pv[] = {
+		{ "GATEWAY_INTERFACE", "CGI/1.1" },
+		{ "REQUEST_METHOD", "POST" },
+		{ "CONTENT_TYPE", "a/b" },
+		{ "PATH", "/opt/bin" },
+		{ "X", "first" },
+		{ "X", "second" }
+	};
+	struct cgi_param	 over[] = {
+		{ "REQUEST_METHOD", "GET" },
+		{ "CONTENT_TYPE", NULL },
+		{ "PATH_INFO", "/p" }
+	};
+	char			**env;
+	size_t			 n;
+
+	env = cgi_env_build(pv, 6, over, 3);
+	ck_assert_ptr_nonnull(env);
+	ck_assert_int_eq(env_names(env, "GATEWAY_INTERFACE"), 1);
+	ck_assert(env_has(env, "REQUEST_METHOD=GET"));
+	ck_assert_int_eq(env_names(env, "REQUEST_METHOD"), 1);
+	ck_assert_int_eq(env_names(env, "CONTENT_TYPE"), 0);
+	ck_assert(env_has(env, "PATH_INFO=/p"));
+	/* The web server's PATH is its admin's choice. */
+	ck_assert(env_has(env, "PATH=/opt/bin"));
+	ck_assert(env_has(env, "X=second"));
+	ck_assert_int_eq(env_names(env, "X"), 1);
+	/* Unset QUERY_STRING is set empty (RFC 3875 4.1.7). */
+	ck_assert(env_has(env, "QUERY_STRING="));
+	for (n = 0; env[n] != NULL; n++)
+		;
+	ck_assert_uint_eq(n, 6);
+	free(env);
+}
+END_TEST
+
+START_TEST(env_bad_names_dropped)
+{
+	struct cgi_param	 pv[] = {
+		{ "", "empty" },
+		{ "A=B", "c" },
+		{ "OK", "x=y" }
+	};
+	char			**env;
+
+	env = cgi_env_build(pv, 3, NULL, 0);
+	ck_assert_ptr_nonnull(env);
+	ck_assert(env_has(env, "OK=x=y"));
+	ck_assert(!env_has(env, "=empty"));
+	ck_assert(!env_has(env, "A=B=c"));
+	free(env);
+}
+END_TEST
+
+static char	 dir[PATH_MAX];
+
+/* A scratch tree: root/{run.sh, noexec.sh, sub/, link -> ../out.sh}. */
+static void
+tree_setup(void)
+{
+	char	 p[PATH_MAX + 64];
+	FILE	*f;
+
+	snprintf(dir, sizeof(dir), "/tmp/check_cgi.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/root", dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/root/sub", dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/root/run.sh", dir);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fclose(f);
+	ck_assert_int_eq(chmod(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/root/noexec.sh", dir);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/out.sh", dir);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fclose(f);
+	ck_assert_int_eq(chmod(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/root/link", dir);
+	ck_assert_int_eq(symlink("../out.sh", p), 0);
+}
+
+static void
+tree_teardown(void)
+{
+	char	 cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The status cgi_resolve() gives name under root (dir/root). */
+static int
+resolve(const char *name)
+{
+	char		 root[PATH_MAX + 8], p[2 * PATH_MAX], *real, *r;
+	const char	*why;
+	int		 st;
+
+	snprintf(root, sizeof(root), "%s/root", dir);
+	ck_assert_ptr_nonnull(r = realpath(root, NULL));
+	snprintf(p, sizeof(p), "%s/%s", root, name);
+	st = cgi_resolve(r, strlen(r), p, &real, &why);
+	if (st == 0)
+		ck_assert_ptr_nonnull(real);
+	else
+		ck_assert_ptr_nonnull(why);
+	free(real);
+	free(r);
+	return st;
+}
+
+START_TEST(resolve_paths)
+{
+	const char	*why;
+	char		*real;
+
+	ck_assert_int_eq(resolve("run.sh"), 0);
+	ck_assert_int_eq(resolve("sub/../run.sh"), 0);
+	ck_assert_int_eq(resolve("noexec.sh"), 403);
+	ck_assert_int_eq(resolve("sub"), 403);
+	ck_assert_int_eq(resolve("link"), 403);
+	ck_assert_int_eq(resolve("../out.sh"), 403);
+	ck_assert_int_eq(resolve("nosuch.sh"), 404);
+	ck_assert_int_eq(resolve("run.sh/extra"), 404);
+	ck_assert_int_eq(cgi_resolve("", 0, "relative/x", &real, &why), 404);
+	/* Root "/" (length 0) takes any absolute path. */
+	ck_assert_int_eq(cgi_resolve("", 0, "/bin/sh", &real, &why), 0);
+	free(real);
+}
+END_TEST
+
+static Suite *
+cgi_suite(void)
+{
+	Suite	*s = suite_create("cgi");
+
+	suite_add_case(s, "core", NULL, NULL, 0, document_crlf_and_lf,
+	    status_and_redirects, env_params_through,
+	    env_defaults_and_overrides, NULL);
+	suite_add_case(s, "partial", NULL, NULL, 0, every_prefix_needs_more,
+	    cut_between_cr_and_lf, NULL);
+	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_lines,
+	    malformed_fields, env_bad_names_dropped, NULL);
+	suite_add_case(s, "paths", tree_setup, tree_teardown, 0,
+	    resolve_paths, NULL);
+	return s;
+}
+
+int
+main(void)
+{
+	return suite_run(cgi_suite());
+}

@@ -1,0 +1,172 @@
+#!/bin/bash
+# evfcgid --cgi's limits (issue 12), behind nginx with the CGI locations of
+# tests/cgi.sh: slow clients downloading large CGI outputs hold the
+# daemon's RSS bounded (the programs wait in their own write()), and their
+# programs end when the clients go; hung programs delay nobody and the
+# time limit ends them (logged); --cgi-max and --cgi-queue (a request
+# waits, the next gets 503); SIGTERM lets a running program finish its
+# answer; --workers.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/frontends.sh"
+source "$(dirname "$0")/cgi.sh"
+
+command -v curl >/dev/null || { not_ok "curl is installed"; finish; }
+[ -x "$NGINX" ] || { not_ok "nginx is installed ($NGINX)"; finish; }
+cgi_backend_usable evfcgid || { not_ok "evfcgid --cgi: $CGI_SKIP"; finish; }
+HTTP_GET=$TOP/tools/http_get
+
+WWW=$T/www
+cgi_www "$WWW" || { not_ok "the CGI scripts are copied to $WWW"; finish; }
+
+# start_cgi ARGS...: evfcgid --cgi --cgi-root $WWW/cgi-bin ARGS on a fresh
+# address, and nginx in front of it; sets CGI_ADDR, CGI_PID, CGI_LOG,
+# CGI_URL.
+start_cgi() {
+	cgi_addr tcp
+	CGI_LOG=$T/evfcgid-cgi.$CGI_NO.log
+	cgi_spawn_group "$CGI_LOG" "$CGI_EVFCGID" --cgi --cgi-root "$WWW/cgi-bin" \
+		--listen "$CGI_ADDR" "$@" && wait_port "$CGI_ADDR" &&
+		start_cgi_nginx "$CGI_ADDR" "$WWW"
+}
+
+stop_cgi() {
+	stop_cgi_nginx
+	stop_cgi_backend
+}
+
+# code URL [CURL_ARGS...]: the status of one request (000: none).
+code() {
+	local url=$1
+	shift
+	curl -s -o /dev/null -w '%{http_code}' "$@" "$url"
+}
+
+# pids_of NAME: the pids of processes running tests/cgi's NAME under $WWW.
+pids_of() { pgrep -f "$WWW/cgi-bin/$1" | tr '\n' ' '; }
+
+# --- Slow clients: RSS stays bounded, programs block, then end. --------
+start_cgi --cgi-timeout 600 || { not_ok "evfcgid --cgi and nginx start"; finish; }
+rss0=$(rss_kib "$CGI_PID")
+for i in 1 2 3 4; do
+	spawn "$HTTP_GET" -b 4096 -r 4096 -p 50 -t 60 -q -o "$T/slow.$i" \
+		"$CGI_URL/cgi-bin/big.sh?268435456"
+done
+sleep 6
+rss1=$(rss_kib "$CGI_PID")
+got=$(cat "$T"/slow.? | wc -c)
+echo "# 4 slow clients of 256 MiB each: daemon RSS $rss0 -> $rss1 KiB, clients have $got bytes"
+check "slow clients: the daemon's RSS grew by under 16 MiB ($rss0 -> $rss1 KiB) while 4 clients read 256 MiB outputs slowly" \
+	test $((rss1 - rss0)) -lt 16384
+check "slow clients: they got far less than the outputs ($got bytes): the programs wait" \
+	test "$got" -lt 67108864
+running=$(pids_of big.sh)
+check "slow clients: their programs are still running, blocked (${running:-none})" test -n "$running"
+# A snapshot: the client is still writing its file.
+cp "$T/slow.1" "$T/slow.snap"
+check "slow clients: what came is the program's output byte for byte ($(stat -c %s "$T/slow.snap") bytes)" \
+	test "$(sha256sum <"$T/slow.snap" | cut -d' ' -f1)" = "$(pattern "$(stat -c %s "$T/slow.snap")" | sha256sum | cut -d' ' -f1)"
+for p in "${PIDS[@]: -4}"; do
+	kill "$p" 2>/dev/null
+done
+# shellcheck disable=SC2086
+check "slow clients gone: their programs are ended within 5 s" \
+	eval 'wait_gone 5 '"$running"
+check "slow clients gone: the daemon logged why it ended them" \
+	grep -q 'big\.sh.*ending it' "$CGI_LOG"
+stop_cgi
+
+# --- Hung programs delay nobody; the time limit ends them. -------------
+start_cgi --cgi-timeout 2 || { not_ok "evfcgid --cgi --cgi-timeout 2 starts"; finish; }
+for i in 1 2 3; do
+	spawn curl -s -o "$T/hang.$i" -D "$T/hang.$i.head" --max-time 10 \
+		"$CGI_URL/cgi-bin/hang.sh"
+done
+sleep 0.3
+slowest=0
+fails=0
+for i in $(seq 20); do
+	t0=$(now_ns)
+	[ "$(curl -s --max-time 2 "$CGI_URL/cgi-bin/hello.sh")" = "hello from cgi" ] ||
+		fails=$((fails + 1))
+	ms=$(ms_since "$t0")
+	[ "$ms" -gt "$slowest" ] && slowest=$ms
+done
+check "hung programs: 20 hello.sh beside 3 hung hang.sh all answered ($fails failed), the slowest in $slowest ms (< 500)" \
+	eval '[ "$fails" = 0 ] && [ "$slowest" -lt 500 ]'
+hpids=""
+for i in 1 2 3; do
+	wait "${PIDS[$((i - 4))]}" 2>/dev/null
+	hpids+=" $(tr -d '\r' <"$T/hang.$i.head" | sed -n 's/^X-Pid: *//Ip')"
+done
+for p in $hpids; do cgi_own_pid "$p"; done
+# shellcheck disable=SC2086
+check "hung programs: ended by the time limit (pids$hpids gone)" \
+	eval '[ -n "${hpids// /}" ] && wait_gone 3 '"$hpids"
+n=$(grep -c 'hang\.sh: time limit of 2 s reached' "$CGI_LOG")
+check "hung programs: the time limit is logged for each ($n of 3)" test "$n" -ge 3
+stop_cgi
+
+# --- The time limit does not count a slow client's time. ---------------
+start_cgi --cgi-timeout 2 || { not_ok "evfcgid --cgi --cgi-timeout 2 starts"; finish; }
+spawn "$HTTP_GET" -b 4096 -r 4096 -p 50 -t 5 -q -o "$T/slowt" \
+	"$CGI_URL/cgi-bin/big.sh?268435456"
+g=$SPAWNED
+spawn curl -s -o /dev/null --max-time 10 "$CGI_URL/cgi-bin/hang.sh"
+sleep 4
+a=$(stat -c %s "$T/slowt")
+running=$(pids_of big.sh)
+check "--cgi-timeout 2: a slow client's program still runs after 4 s (${running:-none}), $a bytes in" \
+	eval '[ -n "$running" ] && ! grep -q "big\.sh: time limit" "$CGI_LOG"'
+check "--cgi-timeout 2: beside it, hang.sh was ended by the limit" \
+	grep -q 'hang\.sh: time limit of 2 s reached' "$CGI_LOG"
+kill "$g" 2>/dev/null
+stop_cgi
+
+# --- --cgi-max and --cgi-queue. -----------------------------------------
+start_cgi --cgi-max 2 --cgi-queue 1 --cgi-timeout 20 ||
+	{ not_ok "evfcgid --cgi --cgi-max 2 --cgi-queue 1 starts"; finish; }
+for i in 1 2; do
+	spawn curl -s -o "$T/busy.$i" --max-time 10 "$CGI_URL/cgi-bin/slow.py?8"
+done
+sleep 0.4
+t0=$(now_ns)
+spawn sh -c "curl -s -o '$T/queued' -w '%{http_code}' --max-time 10 '$CGI_URL/cgi-bin/hello.sh' >'$T/queued.code'"
+q=$SPAWNED
+sleep 0.3
+c=$(code "$CGI_URL/cgi-bin/hello.sh" --max-time 5)
+check "--cgi-max 2 --cgi-queue 1: with two running and one waiting, the next gets 503 ($c)" test "$c" = 503
+wait "$q"
+ms=$(ms_since "$t0")
+check "--cgi-max 2 --cgi-queue 1: the waiting request is answered once a slot is free ($(cat "$T/queued.code"), $ms ms)" \
+	eval '[ "$(cat "$T/queued.code")" = 200 ] && [ "$(cat "$T/queued")" = "hello from cgi" ] && [ "$ms" -ge 800 ]'
+check "--cgi-max: the 503 is logged" grep -q 'hello\.sh.*--cgi-max' "$CGI_LOG"
+stop_cgi
+
+# --- SIGTERM: a running program's answer is finished. -------------------
+start_cgi || { not_ok "evfcgid --cgi starts (drain)"; finish; }
+spawn curl -s -o "$T/drain" --max-time 10 "$CGI_URL/cgi-bin/slow.py?8"
+c=$SPAWNED
+sleep 0.5
+kill -TERM "$CGI_PID"
+wait "$c"
+check "SIGTERM: the running slow.py still sends all 8 lines" \
+	test "$(cat "$T/drain")" = "$(seq -f 'line %g' 8)"
+check "SIGTERM: the daemon exits once it is done" wait_gone 5 "$CGI_PID"
+stop_cgi_nginx
+
+# --- --workers 2. -------------------------------------------------------
+start_cgi --workers 2 || { not_ok "evfcgid --cgi --workers 2 starts"; finish; }
+fails=0
+for i in $(seq 10); do
+	spawn curl -s -o "$T/w.$i" --max-time 10 "$CGI_URL/cgi-bin/slow.py?3"
+done
+for i in $(seq 10); do
+	wait "${PIDS[$((i - 11))]}"
+	[ "$(cat "$T/w.$i")" = "$(seq -f 'line %g' 3)" ] || fails=$((fails + 1))
+done
+check "--workers 2: 10 slow.py at once all answered whole ($fails not)" test "$fails" = 0
+sleep 0.3
+zombies=$(ps -o stat= --ppid "$(pgrep -d, -P "$CGI_PID")" 2>/dev/null | grep -c Z)
+check "--workers 2: no zombie children left ($zombies)" test "$zombies" = 0
+stop_cgi
+finish
