@@ -44,6 +44,9 @@ SO_MAJOR = 0
 SO_VERSION = $(SO_MAJOR).1.0
 SHLIB = src/libevfcgi.so.$(SO_VERSION)
 
+# Defined before all: a prerequisite list is expanded where it is read.
+EXAMPLES = examples/json_api examples/static_files examples/sse
+
 all: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) tests/bin/freeport \
 	bench/floor $(EXAMPLES)
 
@@ -121,7 +124,6 @@ bench/floor: bench/floor.c src/fcgi_proto.o src/listen.o $(HEADERS)
 
 # The examples: applications on the library that include only evfcgi.h
 # (examples/README); json_api also links jansson (libjansson-dev).
-EXAMPLES = examples/json_api examples/static_files examples/sse
 JANSSON_CFLAGS = $(shell pkg-config --cflags jansson 2>/dev/null)
 JANSSON_LIBS = $(or $(shell pkg-config --libs jansson 2>/dev/null),-ljansson)
 
@@ -241,7 +243,10 @@ evfcgi.pc: evfcgi.pc.in config.mk
 # Always remade: PREFIX and LIBDIR may differ from the last run.
 .PHONY: evfcgi.pc
 
-install: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
+inst# Defined before all: a prerequisite list is expanded where it is read.
+EXAMPLES = examples/json_api examples/static_files examples/sse
+
+all: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
