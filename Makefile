@@ -243,10 +243,7 @@ evfcgi.pc: evfcgi.pc.in config.mk
 # Always remade: PREFIX and LIBDIR may differ from the last run.
 .PHONY: evfcgi.pc
 
-inst# Defined before all: a prerequisite list is expanded where it is read.
-EXAMPLES = examples/json_api examples/static_files examples/sse
-
-all: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
+install: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
