@@ -2,9 +2,11 @@
 # tools/slow-client-experiment --quick, the project's headline, in every
 # make check: behind the real nginx and lighttpd and direct, evfcgid keeps
 # 0.9 of its fast rate beside 10 slow clients of 8 MiB while the blocking
-# libfcgi loop stalls below 0.2 in the same run.  Then the verdict is shown
-# to fail on results where either half does not hold, and the command
-# line's errors.
+# libfcgi loop stalls below 0.2 in the same run.  Then --cgi in a reduced
+# form (8 MiB, 10 slow clients, 4 hung scripts): evfcgid --cgi keeps 0.9
+# while fcgiwrap -c 1 stalls, with the CGI measurements.  Then the verdict
+# is shown to fail on results where either half does not hold, and the
+# command line's errors.
 source "$(dirname "$0")/lib.sh"
 EXP=$TOP/tools/slow-client-experiment
 OUT=$T/exp
@@ -69,6 +71,69 @@ doctored "evfcgid falls below 0.9 in one cell" evfcgid lighttpd 0.850 \
 	'evfcgid fell to 0.850 behind lighttpd'
 "$EXP" --verdict "$OUT/results.tsv" --out "$T/v3" >/dev/null 2>&1
 check "verdict holds when re-judged from the run's own results.tsv" test $? -eq 0
+
+# --- the CGI cells (issue 12), reduced ---------------------------------------
+COUT=$T/cgi
+"$EXP" --cgi --backends evfcgid-cgi,fcgiwrap1 --sizes 8388608 --slow 10 --hang 4 \
+	--out "$COUT" >"$T/cgi.out" 2>&1
+rc=$?
+grep '^\[' "$T/cgi.out" | sed 's/^/# /'
+sed -n '/^| backend/,/^$/p; /^Verdict/,$p' "$COUT/results.md" | sed 's/^/# /'
+if [ "$rc" -eq 0 ]; then
+	ok "slow-client-experiment --cgi: verdict PROVEN (exit 0)"
+else
+	not_ok "slow-client-experiment --cgi: verdict PROVEN (exit $rc)"
+	tail -n 30 "$T/cgi.out" | sed 's/^/# /'
+fi
+rows=$(awk -F'\t' 'NR > 1' "$COUT/results.tsv" | wc -l)
+check "--cgi results.tsv: 8 MiB and hang cells of both backends (4, got $rows)" test "$rows" -eq 4
+# cgi_cell BACKEND SIZE COLUMN: that column of the cell's row.
+cgi_cell() { awk -F'\t' -v b="$1" -v s="$2" -v c="$3" '$1 == b && $3 == s { print $c }' "$COUT/results.tsv"; }
+for s in 8388608 hang; do
+	r=$(cgi_cell evfcgid-cgi "$s" 8)
+	check "evfcgid --cgi keeps >= 0.9 beside the $s cell's slow clients (ratio $r)" \
+		awk -v r="$r" 'BEGIN { exit !(r != "" && r != "-" && r >= 0.9) }'
+	cut=$(cgi_cell evfcgid-cgi "$s" 14)
+	check "evfcgid --cgi, $s: no slow client cut before its own time limit (${cut:-no count})" \
+		test "${cut:-1}" -eq 0
+	r=$(cgi_cell fcgiwrap1 "$s" 8)
+	check "fcgiwrap -c 1 falls below 0.2 beside the $s cell's slow clients (ratio $r)" \
+		awk -v r="$r" 'BEGIN { exit !(r != "" && r != "-" && r < 0.2) }'
+	b=$(cgi_cell fcgiwrap1 "$s" 5)
+	check "fcgiwrap -c 1 had a real baseline first in the $s cell ($b fetches/s alone)" \
+		awk -v b="$b" 'BEGIN { exit !(b >= 20) }'
+done
+# measure NAME: a value of cgi_measure.tsv.
+measure() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$COUT/cgi_measure.tsv" 2>/dev/null; }
+e=$(measure evfcgid_cgi_rps) f=$(measure fcgiwrap4_rps)
+check "CGI requests/s measured for both (evfcgid --cgi $e, fcgiwrap -c 4 $f)" \
+	awk -v e="$e" -v f="$f" 'BEGIN { exit !(e > 0 && f > 0) }'
+check "... and every answer was a 2xx ($(measure evfcgid_cgi_failures), $(measure fcgiwrap4_failures) failed)" \
+	test "$(measure evfcgid_cgi_failures)" = 0 -a "$(measure fcgiwrap4_failures)" = 0
+rss=$(measure rss_beside_kib) kids=$(measure programs_running)
+# An unbounded queue would hold the 8 MiB outputs; bounded, a slow
+# download costs about a watermark and a pipe buffer: under 1 MiB each.
+check "evfcgid --cgi RSS beside 100 slow CGI downloads under 100 MiB ($rss KiB)" \
+	test "${rss:-999999999}" -gt 0 -a "${rss:-999999999}" -lt 102400
+check "... with their programs running, waiting in write() ($kids)" test "${kids:-0}" -ge 90
+check "results.md quotes the measurements" grep -q '^CGI requests/s on the trivial script' "$COUT/results.md"
+check "ratio_vs_slow.png of the CGI run is a PNG" \
+	bash -c "head -c 8 '$COUT/ratio_vs_slow.png' | od -An -c | grep -q 'P   N   G'"
+cgi_doctored() {
+	local rc
+	awk -F'\t' -v b="$2" -v s="$3" -v r="$4" 'BEGIN { OFS = "\t" }
+		$1 == b && $3 == s { $8 = r } { print }' "$COUT/results.tsv" >"$T/$1.tsv"
+	"$EXP" --verdict "$T/$1.tsv" --out "$T/$1" >"$T/$1.out" 2>&1
+	rc=$?
+	check "verdict fails when $1 (exit $rc)" test "$rc" -eq 1
+	check "... and says: $5" grep -q "$5" "$T/$1.out"
+}
+cgi_doctored "fcgiwrap1 does not stall beside hung scripts" fcgiwrap1 hang 0.500 \
+	'fcgiwrap1 did not stall: ratio 0.500 beside 4 hung scripts'
+cgi_doctored "evfcgid --cgi falls below 0.9" evfcgid-cgi 8388608 0.850 \
+	'evfcgid-cgi fell to 0.850 behind nginx'
+"$EXP" --cgi --backends evfcgid >"$T/bad.out" 2>&1
+check "--cgi with a non-CGI backend: exit 2" test $? -eq 2
 
 "$EXP" --bogus >"$T/bad.out" 2>&1
 check "unknown flag: exit 2" test $? -eq 2
