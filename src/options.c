@@ -109,16 +109,14 @@ static int	read_file(struct config *, const char *);
 static int	file_line(struct config *, char *, const char *);
 static int	parse_argv(int, char **, struct config *, int);
 static int	check_all(struct config *);
+static void	usage_limits(FILE *);
+static void	usage_cgi(FILE *);
 
+/* The flags, by section: the top and how to listen. */
 static void
 usage(FILE *f)
 {
-	struct evfcgi_limits	 d;
-	struct cgi_config	 cg;
-
-	evfcgi_limits_default(&d);
-	cgi_config_default(&cg);
-	fprintf(f,
+	fputs(
 "usage: evfcgid [options]\n"
 "A single-threaded FastCGI responder on one libevent loop.\n"
 "\n"
@@ -137,7 +135,44 @@ usage(FILE *f)
 "      --allow ADDR[,ADDR]   TCP peers allowed (exact IPv4/IPv6 addresses);\n"
 "                            others are closed at accept.  Default: the\n"
 "                            environment's FCGI_WEB_SERVER_ADDRS, else all\n"
+"\n", f);
+	usage_limits(f);
+	usage_cgi(f);
+	fputs(
+"Processes:\n"
+"      --workers N           N processes, each its own loop; a TCP address\n"
+"                            gets a socket a worker (SO_REUSEPORT);\n"
+"                            /status counts per process (1)\n"
+"      --event-backend NAME  the kernel interface of the loop: epoll,\n"
+"                            poll or select (libevent's choice: epoll);\n"
+"                            select caps --max-conns below FD_SETSIZE\n"
+"      --user USER           after binding, run as USER (started as root)\n"
+"      --group GROUP         and as GROUP (default: USER's group)\n"
+"      --allow-root          run as root without --user (refused else;\n"
+"                            also EVFCGID_ALLOW_ROOT=1)\n"
 "\n"
+"Logging and the rest:\n"
+"      --access-log PATH     one line per request (off by default; SIGHUP\n"
+"                            reopens it)\n"
+"      --log-file PATH       append the log there (SIGHUP reopens it)\n"
+"      --syslog              log to syslog (daemon facility)\n"
+"  -v, --verbose             more log: -v info (default), -vv debug\n"
+"  -q, --quiet               errors and warnings only\n"
+"  -h, --help                this text\n"
+"  -V, --version             the version\n"
+"\n"
+"Routes: /hello /big /size?N /stream?N /echo /sleep?MS\n"
+"        /status (JSON; ?format=prometheus: Prometheus text format)\n", f);
+}
+
+/* The limits, with their defaults. */
+static void
+usage_limits(FILE *f)
+{
+	struct evfcgi_limits	 d;
+
+	evfcgi_limits_default(&d);
+	fprintf(f,
 "Limits (sizes take a k, m or g suffix; each answered as said):\n"
 "  -c, --max-conns N         connections at once; accept pauses (%zu)\n"
 "  -m, --max-reqs N          requests in flight per connection; beyond:\n"
@@ -169,7 +204,21 @@ usage(FILE *f)
 "                            net.core.wmem_max, then doubled by the\n"
 "                            kernel); 0 = autotuned up to tcp_wmem's max,\n"
 "                            megabytes per slow reader (%zu)\n"
-"\n"
+"\n",
+	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,
+	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
+	    d.header_timeout, d.idle_timeout, d.write_timeout,
+	    d.drain_timeout, d.sndbuf);
+}
+
+/* The CGI flags, with their defaults. */
+static void
+usage_cgi(FILE *f)
+{
+	struct cgi_config	 cg;
+
+	cgi_config_default(&cg);
+	fprintf(f,
 "CGI programs (fcgiwrap's job: every request runs a program):\n"
 "      --cgi                 run the program SCRIPT_FILENAME names (else\n"
 "                            DOCUMENT_ROOT + SCRIPT_NAME) for each request,\n"
@@ -189,36 +238,9 @@ usage(FILE *f)
 "                            begun); beyond, the program waits (%zu)\n"
 "      --cgi-stderr-rate N   stderr lines logged a second per program; the\n"
 "                            rest counted (%d)\n"
-"\n"
-"Processes:\n"
-"      --workers N           N processes, each its own loop; a TCP address\n"
-"                            gets a socket a worker (SO_REUSEPORT);\n"
-"                            /status counts per process (1)\n"
-"      --event-backend NAME  the kernel interface of the loop: epoll,\n"
-"                            poll or select (libevent's choice: epoll);\n"
-"                            select caps --max-conns below FD_SETSIZE\n"
-"      --user USER           after binding, run as USER (started as root)\n"
-"      --group GROUP         and as GROUP (default: USER's group)\n"
-"      --allow-root          run as root without --user (refused else;\n"
-"                            also EVFCGID_ALLOW_ROOT=1)\n"
-"\n"
-"Logging and the rest:\n"
-"      --access-log PATH     one line per request (off by default; SIGHUP\n"
-"                            reopens it)\n"
-"      --log-file PATH       append the log there (SIGHUP reopens it)\n"
-"      --syslog              log to syslog (daemon facility)\n"
-"  -v, --verbose             more log: -v info (default), -vv debug\n"
-"  -q, --quiet               errors and warnings only\n"
-"  -h, --help                this text\n"
-"  -V, --version             the version\n"
-"\n"
-"Routes: /hello /big /size?N /stream?N /echo /sleep?MS\n"
-"        /status (JSON; ?format=prometheus: Prometheus text format)\n",
-	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,
-	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
-	    d.header_timeout, d.idle_timeout, d.write_timeout,
-	    d.drain_timeout, d.sndbuf, cg.c_max, cg.c_queue, cg.c_timeout,
-	    cg.c_grace, cg.c_max_header, cg.c_hold, cg.c_stderr_rate);
+"\n",
+	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_grace, cg.c_max_header,
+	    cg.c_hold, cg.c_stderr_rate);
 }
 
 /*
