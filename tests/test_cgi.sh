@@ -316,13 +316,5 @@ run_backend() {
 	stop_cgi_backend
 }
 
-for B in $CGI_BACKENDS; do
-	if cgi_backend_usable "$B"; then
-		run_backend "$B"
-	elif [ "$B" = evfcgid ]; then
-		echo "# skip $B: $CGI_SKIP"
-	else
-		not_ok "$B: $CGI_SKIP"
-	fi
-done
+cgi_each_backend run_backend
 finish
