@@ -12,8 +12,8 @@
 #
 # Where fcgiwrap does not do what issue 12 demands of evfcgid, the check
 # is made for evfcgid and what fcgiwrap does is recorded as a
-# "# fcgiwrap: ..." line, not a failure.  evfcgid is skipped ("# skip")
-# while its --help does not mention --cgi.
+# "# fcgiwrap: ..." line, not a failure.  A backend that cannot run
+# (not installed, or an evfcgid without --cgi) is a failure.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"

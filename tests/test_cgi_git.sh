@@ -6,8 +6,7 @@
 # binary) is cloned and mirrored over HTTP and compared ref by ref with
 # the source, fsck'd; then a commit, a branch and a tag are pushed (the
 # pack over 1 MiB, so git sends it chunked) and the source must have
-# them.  evfcgid is skipped ("# skip") while its --help does not mention
-# --cgi.
+# them.  A backend that cannot run is a failure.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"
