@@ -198,6 +198,7 @@ access_log_request(struct access_log *al, struct evfcgi_req *r)
 {
 	char		 line[ALOG_LINE], tail[96];
 	struct timeval	 now;
+	struct timespec	 mono;
 	struct tm	 tm;
 	long long	 us;
 	size_t		 off = 0;
@@ -214,8 +215,9 @@ access_log_request(struct access_log *al, struct evfcgi_req *r)
 		    " [%d/%b/%Y:%H:%M:%S +0000] \"", &tm);
 		al->alog_sec = now.tv_sec;
 	}
-	us = (now.tv_sec - r->r_begun.tv_sec) * 1000000LL +
-	    (now.tv_usec - r->r_begun.tv_usec);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	us = (mono.tv_sec - r->r_t0.tv_sec) * 1000000LL +
+	    (mono.tv_nsec - r->r_t0.tv_nsec) / 1000;
 	if (us < 0)
 		us = 0;
 	PUT(evfcgi_param(r, "REMOTE_ADDR"), ALOG_FIELD_MAX);

@@ -41,6 +41,7 @@ struct sleeper {
 	struct event		*s_ev;
 	struct evfcgi_req	*s_req;
 	unsigned long		 s_ms;
+	struct timespec		 s_due;		/* CLOCK_MONOTONIC */
 };
 
 static void	route_hello(struct evfcgi_req *, void *);
@@ -61,6 +62,7 @@ static int	produce_shared(struct evfcgi_req *, size_t, void *);
 static int	produce_stream(struct evfcgi_req *, size_t, void *);
 static int	produce_echo(struct evfcgi_req *, size_t, void *);
 static void	body_abort(struct evfcgi_req *, void *);
+static int	sleep_arm(struct sleeper *);
 static void	sleep_done(evutil_socket_t, short, void *);
 static void	sleep_abort(struct evfcgi_req *, void *);
 static int	parse_count(const char *, uint64_t *);
@@ -287,9 +289,40 @@ route_sleep(struct evfcgi_req *req, void *arg)
 	s->s_req = req;
 	s->s_ms = (unsigned long)ms;
 	evfcgi_on_abort(req, sleep_abort, s);
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	clock_gettime(CLOCK_MONOTONIC, &s->s_due);
+	s->s_due.tv_sec += (time_t)(ms / 1000);
+	s->s_due.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (s->s_due.tv_nsec >= 1000000000) {
+		s->s_due.tv_sec++;
+		s->s_due.tv_nsec -= 1000000000;
+	}
+	if (!sleep_arm(s)) {
+		timerclear(&tv);
+		evtimer_add(s->s_ev, &tv);	/* ?0: on the next turn */
+	}
+}
+
+/*
+ * Arms s's timer for what is left of its sleep; returns 0 when none is.
+ * libevent's clock is the kernel tick on Linux (4 ms) and a timer can fire
+ * up to a tick early by the real clock, so the sleep is measured here.
+ */
+static int
+sleep_arm(struct sleeper *s)
+{
+	struct timespec	 now;
+	struct timeval	 tv;
+	long long	 us;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	us = (s->s_due.tv_sec - now.tv_sec) * 1000000LL +
+	    (s->s_due.tv_nsec - now.tv_nsec + 999) / 1000;
+	if (us <= 0)
+		return 0;
+	tv.tv_sec = (time_t)(us / 1000000);
+	tv.tv_usec = (suseconds_t)(us % 1000000);
 	evtimer_add(s->s_ev, &tv);
+	return 1;
 }
 
 static void
@@ -301,6 +334,8 @@ sleep_done(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (sleep_arm(s))
+		return;
 	n = snprintf(msg, sizeof(msg), "slept %lu ms\n", s->s_ms);
 	evfcgi_on_abort(s->s_req, NULL, NULL);
 	evfcgi_respond(s->s_req, 200, "text/plain", msg, (size_t)n);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -151,6 +152,11 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_status = 0;
 	r->r_sent = 0;
 	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_begun);
+	/*
+	 * The loop's cached clock is the kernel tick on Linux (4 ms), fine
+	 * for timeouts but not for the access log's time taken.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &r->r_t0);
 	link->rl_env->re_st->requests_total++;
 	link->rl_env->re_st->requests_active++;
 	return r;

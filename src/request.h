@@ -120,6 +120,7 @@ struct evfcgi_req {
 	enum req_head		 r_head;
 	int			 r_nobody;	/* HEAD: body writes dropped */
 	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
+	struct timespec		 r_t0;		/* the same, CLOCK_MONOTONIC */
 	int			 r_reject;	/* status to answer, 0: none */
 	size_t			 r_charged_params; /* of the global input */
 	size_t			 r_charged_body;	/* cap, held until freed */

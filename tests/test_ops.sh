@@ -271,6 +271,22 @@ wait_until 5 grep -q 'size?7' "$T/access.log"
 check "SIGHUP after mv: the next line goes to a new file at the path" grep -q '"GET /size?7 HTTP/1.0" 200 7 ' "$T/access.log"
 check "SIGHUP after mv: the moved file kept its lines and got no more" \
 	bash -c "[ \$(wc -l <'$T/access.log.1') -eq 2006 ] && ! grep -q 'size?7' '$T/access.log.1'"
+# The time taken is BEGIN_REQUEST to END_REQUEST, a part of what the client
+# waits for each request: so over the same requests, one at a time, its
+# median cannot exceed the client's median round trip.  (Taken from the
+# loop's cached clock, which on Linux is the 4 ms kernel tick, /hello's
+# 0.05 ms was logged as 0 to 3.5 ms, median 1.8.)
+lat=$("$F" -n 300 -c 1 -k "127.0.0.1:$p" /hello 2>&1 | sed -n 's/^latency_ms: p50=\([0-9.]*\).*/\1/p')
+SERVER_PROTOCOL=HTTP/1.1 fcgi_req "127.0.0.1:$p" "/sleep?20" >/dev/null
+slept() { grep -q 'sleep?20' "$T/access.log"; }
+wait_until 5 slept
+logmed=$(awk '/"GET \/hello /{ print $NF }' "$T/access.log" | sort -n | awk '{ v[NR] = $1 } END { if (NR == 300) print v[150] }')
+check "access log: median time of 300 /hello ($logmed ms) within the client's median round trip ($lat ms)" \
+	awk -v s="$logmed" -v c="$lat" 'BEGIN { exit !(s != "" && c != "" && s + 0 <= c + 0) }'
+check "access log: /sleep?20 logged as at least 20 ms" \
+	awk '/sleep\?20 /{ t = $NF } END { exit !(t != "" && t + 0 >= 20) }' "$T/access.log"
+check "/sleep?0 answers at once (the sleep, timed by the real clock, has none left)" \
+	eval 'SERVER_PROTOCOL=HTTP/1.1 timeout 5 bash -c "$(declare -f fcgi_req); fcgi_req 127.0.0.1:$p /sleep?0" | grep -q "^slept 0 ms"'
 check "--access-log: SIGTERM, exit 0" term_wait "$D_PID"
 exits_with "--access-log in a missing directory: refused, says so" 1 \
 	'--access-log /nonexistent/dir/a.log: No such file' \
