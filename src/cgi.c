@@ -392,7 +392,7 @@ job_spawn(struct cgi_job *job)
 {
 	struct cgi		*cg = job->j_cg;
 	struct cgi_proc		 p;
-	char			**envp, why[128];
+	char			**envp, **argv, why[128];
 	int			 e;
 
 	if (cgi_sigchld_on(cg) == -1) {
@@ -403,15 +403,22 @@ job_spawn(struct cgi_job *job)
 		cgi_job_fail(job, 500, "out of memory");
 		return;
 	}
-	if (cgi_spawn(job->j_real, job->j_argv0, envp, &p) == -1) {
+	if ((argv = cgi_argv_build(job->j_argv0, envp)) == NULL) {
+		free(envp);
+		cgi_job_fail(job, 500, "out of memory");
+		return;
+	}
+	if (cgi_spawn(job->j_real, argv, envp, &p) == -1) {
 		e = errno;
 		snprintf(why, sizeof(why), "cannot start it: %s", strerror(e));
+		free(argv);
 		free(envp);
 		/* Out of processes or descriptors: try again later. */
 		cgi_job_fail(job, e == EAGAIN || e == EMFILE || e == ENFILE ?
 		    503 : 500, why);
 		return;
 	}
+	free(argv);
 	free(envp);
 	job->j_started = 1;
 	if ((job->j_child = cgi_child_new(cg, job, &p)) == NULL) {

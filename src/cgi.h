@@ -134,6 +134,17 @@ struct cgi_param {
 char	**cgi_env_build(const struct cgi_param *pv, size_t n,
 	    const struct cgi_param *over, size_t nover);
 
+/*
+ * The command line (RFC 3875 4.4) for a program at argv0 whose
+ * environment is envp: argv0 alone, unless the request is an indexed
+ * query, a GET or HEAD whose QUERY_STRING is a search-string (words of
+ * unreserved, escaped and reserved characters but "=", joined by single
+ * '+'); then each word, %-decoded, follows.  A query that is not one,
+ * or a word that decodes to a NUL, adds nothing.  One allocation the
+ * caller free()s; NULL when out of memory.
+ */
+char	**cgi_argv_build(const char *argv0, char *const envp[]);
+
 /* --- Paths and processes (cgi_spawn.c). --- */
 
 /*
@@ -155,14 +166,14 @@ struct cgi_proc {
 };
 
 /*
- * Starts the program at real (no shell) with argv[0] argv0, environment
- * envp, in argv0's directory, as the leader of a process group of its own,
+ * Starts the program at real (no shell) with the command line argv (NULL
+ * ended), environment envp, in argv[0]'s directory, as the leader of a process group of its own,
  * signals at their defaults and none blocked, only descriptors 0-2 open:
  * pipes whose other ends (non-blocking, close-on-exec) p gets.  A failure
  * in the child after fork is told on its stderr, and it exits 127.
  * Returns 0, or -1 with errno (the pipes or the fork failed).
  */
-int	cgi_spawn(const char *real, const char *argv0, char *const envp[],
+int	cgi_spawn(const char *real, char *const argv[], char *const envp[],
 	    struct cgi_proc *p);
 
 #endif /* CGI_H */

@@ -1,8 +1,8 @@
 /*
  * cgi_env.c: a CGI program's environment (RFC 3875 4.1) from the web
  * server's params, as fcgiwrap passes them, and nothing of the daemon's
- * own but a safe PATH.  One allocation: the pointer array, then the
- * strings.
+ * own but a safe PATH; and its command line (RFC 3875 4.4).  One
+ * allocation each: the pointer array, then the strings.
  */
 #include <sys/types.h>
 
@@ -21,6 +21,9 @@ struct env_ent {
 
 static int	ent_cmp(const void *, const void *);
 static int	name_ok(const char *);
+static const char *env_get(char *const[], const char *);
+static int	hexval(int);
+static int	search_words(const char *, char *, size_t *);
 
 /* By name, then by order: the last of a name is the one kept. */
 static int
@@ -101,4 +104,109 @@ cgi_env_build(const struct cgi_param *pv, size_t n,
 	envp[kept] = NULL;
 	free(ent);
 	return envp;
+}
+
+/* The value of name in envp, or NULL. */
+static const char *
+env_get(char *const envp[], const char *name)
+{
+	size_t	 nl = strlen(name);
+
+	for (; *envp != NULL; envp++)
+		if (strncmp(*envp, name, nl) == 0 && (*envp)[nl] == '=')
+			return *envp + nl + 1;
+	return NULL;
+}
+
+/* The value of hex digit c, or -1. */
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Whether q is a search-string (RFC 3875 4.4): search-word *("+"
+ * search-word), a word one or more of unreserved, escaped or reserved
+ * characters but "=" and "+".  Returns the number of words, the words
+ * decoded into out (each NUL-ended; strlen(q) + 1 bytes are enough) and
+ * their total length with the NULs in *outlen; 0 when q is not one or a
+ * word holds %00.
+ */
+static int
+search_words(const char *q, char *out, size_t *outlen)
+{
+	static const char	 other[] = "-_.!~*'();/?:@&$,";
+	size_t			 o = 0, wordlen = 0;
+	int			 words = 0, hi, lo;
+
+	for (;; q++) {
+		if (*q == '+' || *q == '\0') {
+			if (wordlen == 0)
+				return 0;	/* empty: "a++b", "+a", "a+" */
+			out[o++] = '\0';
+			words++;
+			wordlen = 0;
+			if (*q == '\0')
+				break;
+			continue;
+		}
+		if (*q == '%') {
+			if ((hi = hexval((unsigned char)q[1])) == -1 ||
+			    (lo = hexval((unsigned char)q[2])) == -1 ||
+			    (hi == 0 && lo == 0))
+				return 0;
+			out[o++] = (char)(hi * 16 + lo);
+			q += 2;
+		} else if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+		    (*q >= '0' && *q <= '9') || strchr(other, *q) != NULL)
+			out[o++] = *q;
+		else
+			return 0;	/* "=", a blank, a control character */
+		wordlen++;
+	}
+	*outlen = o;
+	return words;
+}
+
+char **
+cgi_argv_build(const char *argv0, char *const envp[])
+{
+	const char	*method = env_get(envp, "REQUEST_METHOD");
+	const char	*q = env_get(envp, "QUERY_STRING");
+	char		**argv, *words = NULL, *s;
+	size_t		 wlen = 0, i;
+	int		 n = 0;
+
+	if (method != NULL && q != NULL && *q != '\0' &&
+	    (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)) {
+		if ((words = malloc(strlen(q) + 1)) == NULL)
+			return NULL;
+		n = search_words(q, words, &wlen);
+	}
+	argv = malloc((size_t)(n + 2) * sizeof(char *) + strlen(argv0) + 1 +
+	    (n > 0 ? wlen : 0));
+	if (argv == NULL) {
+		free(words);
+		return NULL;
+	}
+	s = (char *)(argv + n + 2);
+	memcpy(s, argv0, strlen(argv0) + 1);
+	argv[0] = s;
+	s += strlen(argv0) + 1;
+	if (n > 0)
+		memcpy(s, words, wlen);
+	for (i = 1; i <= (size_t)n; i++) {
+		argv[i] = s;
+		s += strlen(s) + 1;
+	}
+	argv[n + 1] = NULL;
+	free(words);
+	return argv;
 }

@@ -22,6 +22,7 @@
 #include "cgi_job.h"
 #include "evfcgi.h"
 #include "log.h"
+#include "request.h"
 
 #define IO_READ_MIN	4096
 #define IO_READ_MAX	65536	/* per read from stdout or stderr */
@@ -289,21 +290,35 @@ io_head_parse(struct cgi_job *job)
 }
 
 /*
- * Queues the response's header: h's status, Content-Type and
- * Content-Length, the other lines as they came.  Returns 0, or -1 when
- * job failed (freed).
+ * Queues the response's header: h's status (with the program's own
+ * reason phrase, if it gave one), Content-Type and Content-Length, the
+ * other lines as they came.  Returns 0, or -1 when job failed (freed).
  */
 static int
 io_send_head(struct cgi_job *job, const char *p, size_t len,
     const struct cgi_head *h)
 {
 	struct cgi_field	 f;
-	char			 sbuf[256], *line, *ctype = NULL;
-	size_t			 off = 0;
+	char			 sbuf[256], reason[256], *line, *ctype = NULL;
+	size_t			 off = 0, rl;
 
+	reason[0] = '\0';
 	while (cgi_header_next(p, len, &off, &f)) {
-		if (cgi_field_is(&f, "Status") ||
-		    cgi_field_is(&f, "Content-Length"))
+		if (cgi_field_is(&f, "Status")) {
+			/* "404 Not Here": cgi_header_read() checked the code. */
+			for (rl = 3; rl < f.f_valuelen &&
+			    (f.f_value[rl] == ' ' || f.f_value[rl] == '\t'); rl++)
+				;
+			if (f.f_valuelen - rl < sizeof(reason)) {
+				memcpy(reason, f.f_value + rl, f.f_valuelen - rl);
+				reason[f.f_valuelen - rl] = '\0';
+			} else
+				log_warn("%s: its Status reason phrase is over "
+				    "%zu bytes: the standard one is sent",
+				    job->j_name, sizeof(reason) - 1);
+			continue;
+		}
+		if (cgi_field_is(&f, "Content-Length"))
 			continue;
 		line = f.f_namelen + f.f_valuelen + 2 <= sizeof(sbuf) ? sbuf :
 		    malloc(f.f_namelen + f.f_valuelen + 2);
@@ -330,7 +345,8 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 		if (line != sbuf)
 			free(line);
 	}
-	if (evfcgi_header(job->j_req, h->h_status, ctype, h->h_clen) == -1) {
+	if (req_header(job->j_req, h->h_status, reason, ctype,
+	    h->h_clen) == -1) {
 		free(ctype);
 		cgi_job_fail(job, 502, "its header could not be sent");
 		return -1;

@@ -21,7 +21,7 @@
 static void	child_say(const char *, const char *, int);
 static int	child_fd_high(int);
 static void	child_close_from(int);
-static void	child_run(const char *, const char *, char *const[], int[3])
+static void	child_run(const char *, char *const[], char *const[], int[3])
 		    __attribute__((noreturn));
 static void	close_pair(int[2]);
 
@@ -118,10 +118,11 @@ child_close_from(int fd)
  * rest closed; then the program.  Never returns.
  */
 static void
-child_run(const char *real, const char *argv0, char *const envp[], int fds[3])
+child_run(const char *real, char *const argv[], char *const envp[], int fds[3])
 {
+	const char	*argv0 = argv[0];
 	char		 dir[PATH_MAX];
-	char		*argv[2], *slash;
+	char		*slash;
 	sigset_t	 none;
 	int		 i;
 
@@ -153,8 +154,6 @@ child_run(const char *real, const char *argv0, char *const envp[], int fds[3])
 		child_say("chdir", dir, errno);
 		_exit(127);
 	}
-	argv[0] = (char *)argv0;
-	argv[1] = NULL;
 	execve(real, argv, envp);
 	child_say("execve", real, errno);
 	_exit(127);
@@ -172,7 +171,7 @@ close_pair(int p[2])
 }
 
 int
-cgi_spawn(const char *real, const char *argv0, char *const envp[],
+cgi_spawn(const char *real, char *const argv[], char *const envp[],
     struct cgi_proc *p)
 {
 	int		 in[2] = { -1, -1 }, out[2] = { -1, -1 };
@@ -202,7 +201,7 @@ cgi_spawn(const char *real, const char *argv0, char *const envp[],
 		fds[0] = in[0];
 		fds[1] = out[1];
 		fds[2] = err[1];
-		child_run(real, argv0, envp, fds);
+		child_run(real, argv, envp, fds);
 	}
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);

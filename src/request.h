@@ -253,5 +253,11 @@ void	req_fd_close(struct evfcgi_req *r);
 
 /* The status line's reason phrase for status ("Unknown" for others). */
 const char *req_status_text(int status);
+/*
+ * evfcgi_header() with the Status line's reason phrase (NULL or empty:
+ * the standard one for status): a CGI program's own phrase passes on.
+ */
+int	req_header(struct evfcgi_req *, int status, const char *reason,
+	    const char *ctype, long long content_length);
 
 #endif /* REQUEST_H */

@@ -216,7 +216,14 @@ int
 evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
     long long content_length)
 {
-	char		 buf[512];
+	return req_header(r, status, NULL, ctype, content_length);
+}
+
+int
+req_header(struct evfcgi_req *r, int status, const char *reason,
+    const char *ctype, long long content_length)
+{
+	char		 buf[1024];
 	struct req_buf	*h = &r->r_hdrs;
 	size_t		 n = 0;
 
@@ -227,15 +234,20 @@ evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
 		    r->r_link->rl_peer, r->r_id, status);
 		return -1;
 	}
-	if (ctype != NULL && hdr_value_bad(ctype)) {
-		log_warn("%s: request %u: Content-Type with a control "
-		    "character refused", r->r_link->rl_peer, r->r_id);
+	if ((ctype != NULL && hdr_value_bad(ctype)) ||
+	    (reason != NULL && hdr_value_bad(reason))) {
+		log_warn("%s: request %u: %s with a control character refused",
+		    r->r_link->rl_peer, r->r_id,
+		    reason != NULL && hdr_value_bad(reason) ? "Status" :
+		    "Content-Type");
 		return -1;
 	}
+	if (reason == NULL || *reason == '\0')
+		reason = req_status_text(status);
 	/* By hand: snprintf was a tenth of the daemon's own time a /hello. */
 	if (HDR_PUT("Status: ") == -1 ||
 	    hdr_num(buf, sizeof(buf), &n, status) == -1 ||
-	    HDR_PUT(" ") == -1 || HDR_PUT(req_status_text(status)) == -1 ||
+	    HDR_PUT(" ") == -1 || HDR_PUT(reason) == -1 ||
 	    HDR_PUT("\r\n") == -1 ||
 	    (ctype != NULL && (HDR_PUT("Content-Type: ") == -1 ||
 	    HDR_PUT(ctype) == -1 || HDR_PUT("\r\n") == -1)) ||

@@ -324,6 +324,75 @@ START_TEST(env_bad_names_dropped)
 }
 END_TEST
 
+/* argv of a GET (or method) with QUERY_STRING q; n set to its length. */
+static char **
+argv_of(const char *method, const char *q, size_t *n)
+{
+	char	 m[64], qs[512];
+	char	*envp[] = { m, qs, "PATH=/bin", NULL };
+	char	**argv;
+
+	snprintf(m, sizeof(m), "REQUEST_METHOD=%s", method);
+	snprintf(qs, sizeof(qs), "QUERY_STRING=%s", q);
+	argv = cgi_argv_build("/srv/cgi-bin/x.sh", envp);
+	ck_assert_ptr_nonnull(argv);
+	ck_assert_str_eq(argv[0], "/srv/cgi-bin/x.sh");
+	for (*n = 0; argv[*n] != NULL; (*n)++)
+		;
+	return argv;
+}
+
+START_TEST(argv_indexed_query)
+{
+	char	**argv;
+	size_t	 n;
+
+	/* RFC 3875 4.4: words split on '+', each %-decoded. */
+	argv = argv_of("GET", "git+log%2bx+%C3%A9t%C3%A9+a%20b+;/?:@&$,-_.!~*'()", &n);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_str_eq(argv[1], "git");
+	ck_assert_str_eq(argv[2], "log+x");
+	ck_assert_str_eq(argv[3], "\xc3\xa9t\xc3\xa9");
+	ck_assert_str_eq(argv[4], "a b");
+	ck_assert_str_eq(argv[5], ";/?:@&$,-_.!~*'()");
+	free(argv);
+	argv = argv_of("HEAD", "one", &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(argv[1], "one");
+	free(argv);
+	/* An encoded "=" is a word's, not a form's. */
+	argv = argv_of("GET", "a%3Db", &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(argv[1], "a=b");
+	free(argv);
+}
+END_TEST
+
+START_TEST(argv_not_indexed)
+{
+	static const char *const q[] = {
+		"a=1", "x+y=z", "", "a++b", "+a", "a+", "+", "a%00b", "a%2",
+		"a%zz", "a b", "a\"b", "a<b", "a\tb"
+	};
+	char	**argv, *noenv[] = { NULL };
+	size_t	 i, n;
+
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		argv = argv_of("GET", q[i], &n);
+		ck_assert_msg(n == 1, "query '%s': %zu words", q[i], n);
+		free(argv);
+	}
+	argv = argv_of("POST", "words", &n);
+	ck_assert_uint_eq(n, 1);
+	free(argv);
+	argv = cgi_argv_build("/x", noenv);
+	ck_assert_ptr_nonnull(argv);
+	ck_assert_str_eq(argv[0], "/x");
+	ck_assert_ptr_null(argv[1]);
+	free(argv);
+}
+END_TEST
+
 static char	 dir[PATH_MAX];
 
 /* A scratch tree: root/{run.sh, noexec.sh, sub/, link -> ../out.sh}. */
@@ -416,6 +485,8 @@ cgi_suite(void)
 	    cut_between_cr_and_lf, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_lines,
 	    malformed_fields, env_bad_names_dropped, NULL);
+	suite_add_case(s, "argv", NULL, NULL, 0, argv_indexed_query,
+	    argv_not_indexed, NULL);
 	suite_add_case(s, "paths", tree_setup, tree_teardown, 0,
 	    resolve_paths, NULL);
 	return s;

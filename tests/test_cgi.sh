@@ -6,7 +6,8 @@
 # 32 MiB byte for byte, slow output streamed, crashes and missing or huge
 # headers as 502, a stderr flood, a multi-megabyte body echoed (read
 # whole, and streamed), output still queued when its script exits,
-# Status and Location (local and client redirects), what must be refused,
+# Status and Location (local and client redirects), the command line of
+# an indexed query, what must be refused,
 # a hung script and its time limit, and whether a hung script blocks
 # anyone else.
 #
@@ -186,6 +187,16 @@ run_backend() {
 	fetch "$CGI_URL/cgi-bin/status.sh"
 	check "$b: Status: 404 Not Here: 404 with the document ($CODE)" \
 		eval '[ "$CODE" = 404 ] && [ "$(cat "$T/body")" = "not here" ]'
+	check "$b: Status: 404 Not Here: the status line keeps the program's phrase ($(head -n 1 "$T/head" | tr -d '\r'))" \
+		eval '[ "$(head -n 1 "$T/head" | tr -d "\r")" = "HTTP/1.1 404 Not Here" ]'
+	# --- The command line of an indexed query (RFC 3875 4.4).
+	fetch "$CGI_URL/cgi-bin/args.sh?git+log%2bx+a%20b"
+	WHAT="status $CODE, body '$(tr '\n' ' ' <"$T/body")'"
+	expect "$b" "indexed query git+log%2bx+a%20b: the words, decoded, are the arguments" \
+		eval '[ "$CODE" = 200 ] && [ "$(cat "$T/body")" = "$(printf "3\n[git]\n[log+x]\n[a b]")" ]'
+	fetch "$CGI_URL/cgi-bin/args.sh?a=1+b"
+	check "$b: a query with '=' is no indexed query: no arguments ($(head -n 1 "$T/body"))" \
+		eval '[ "$CODE" = 200 ] && [ "$(cat "$T/body")" = 0 ]'
 	fetch "$CGI_URL/cgi-bin/redirect-client.py"
 	check "$b: client redirect (Location: http://...): 302 to it ($CODE, $(head_value Location))" \
 		eval '[ "$CODE" = 302 ] && [ "$(head_value Location)" = "http://example.invalid/moved?x=1" ]'
