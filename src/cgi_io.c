@@ -25,10 +25,16 @@
 #include "request.h"
 
 #define IO_READ_MIN	4096
-#define IO_READ_MAX	65536	/* per read from stdout or stderr */
+/*
+ * Per read from stdout, per write to stdin.  Not 64 KiB: libevent gives
+ * a chain the power of two that holds its data and its header, so 64 KiB
+ * of data would take 128 KiB.
+ */
+#define IO_READ_MAX	(65536 - 128)
 #define IO_ERR_TURN	4	/* stderr reads per callback */
 #define IO_ERR_LAST	64	/* and at most when its process has ended */
 
+static int	io_read(struct evbuffer *, int, size_t);
 static void	io_incb(evutil_socket_t, short, void *);
 static void	io_outcb(evutil_socket_t, short, void *);
 static void	io_head(struct cgi_job *);
@@ -41,6 +47,26 @@ static void	io_release(struct cgi_job *);
 static void	io_err_bytes(struct cgi_child *, const char *, size_t);
 static void	io_err_line(struct cgi_child *);
 static void	io_err_summary(struct cgi_child *);
+
+/*
+ * Reads at most want (and IO_READ_MAX) bytes of a program's stdout, fd,
+ * onto the end of dst: one read(2), copied into a chain no bigger than
+ * what it got needs (evbuffer_read reads 4 KiB at a time, after an ioctl,
+ * into chains of 8 KiB).  Returns what read(2) did.
+ */
+static int
+io_read(struct evbuffer *dst, int fd, size_t want)
+{
+	static char	 scratch[IO_READ_MAX];
+	ssize_t		 n;
+
+	n = read(fd, scratch, want < sizeof(scratch) ? want : sizeof(scratch));
+	if (n > 0 && evbuffer_add(dst, scratch, (size_t)n) == -1) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return (int)n;
+}
 
 char *
 cgi_safe_str(const char *s)
@@ -214,8 +240,7 @@ io_head(struct cgi_job *job)
 		event_del(job->j_outev);
 		return;
 	}
-	n = evbuffer_read(job->j_head, job->j_out, (int)(cap - have <
-	    IO_READ_MAX ? cap - have : IO_READ_MAX));
+	n = io_read(job->j_head, job->j_out, cap - have);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n == -1) {
@@ -374,7 +399,7 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 		want = IO_READ_MIN;
 	if (want > IO_READ_MAX)
 		want = IO_READ_MAX;
-	n = evbuffer_read(job->j_tmp, job->j_out, (int)want);
+	n = io_read(job->j_tmp, job->j_out, want);
 	if (n > 0) {
 		(void)evfcgi_write_buffer(req, job->j_tmp, (size_t)n);
 		/* Until the next call, it waits for room: the client's time. */

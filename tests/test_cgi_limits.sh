@@ -1,7 +1,8 @@
 #!/bin/bash
 # evfcgid --cgi's limits (issue 12), behind nginx with the CGI locations of
 # tests/cgi.sh: slow clients downloading large CGI outputs hold the
-# daemon's RSS bounded (the programs wait in their own write()), and their
+# daemon's RSS bounded (the programs wait in their own write()), to at
+# most a watermark and one read each, and their
 # programs end when the clients go; hung programs delay nobody and the
 # time limit ends them (logged); --cgi-max and --cgi-queue (a request
 # waits, the next gets 503); SIGTERM lets a running program finish its
@@ -73,6 +74,32 @@ check "slow clients gone: their programs are ended within 5 s" \
 	eval 'wait_gone 5 '"$running"
 check "slow clients gone: the daemon logged why it ended them" \
 	grep -q 'big\.sh.*ending it' "$CGI_LOG"
+stop_cgi
+
+# --- What a slow client costs: at most a watermark and one read. -------
+# evfcgid reads a program's stdout only while the connection's output is
+# under its high mark (256 KiB), at most 64 KiB at a time: 320 KiB of
+# RSS a slow client at most, allocation included.  (Read 4 KiB at a time
+# by evbuffer_read, into chains of 8 KiB, it was 485 KiB.)
+start_cgi || { not_ok "evfcgid --cgi and nginx start"; finish; }
+rss0=$(rss_kib "$CGI_PID")
+for i in $(seq 20); do
+	spawn "$HTTP_GET" -t 12 -q "$CGI_URL/cgi-bin/big.sh?8388608"
+done
+sleep 4
+peak=0
+for i in 1 2 3 4 5; do
+	r=$(rss_kib "$CGI_PID")
+	((r > peak)) && peak=$r
+	sleep 1
+done
+per=$(( (peak - rss0) / 20 ))
+echo "# 20 slow clients at 512 B/s of 8 MiB each: daemon RSS $rss0 -> at most $peak KiB, $per KiB each"
+check "20 slow clients: the daemon's RSS grew by at most 320 KiB each ($per KiB)" \
+	test "$per" -le 320
+for p in "${PIDS[@]: -20}"; do
+	kill "$p" 2>/dev/null
+done
 stop_cgi
 
 # --- Hung programs delay nobody; the time limit ends them. -------------
