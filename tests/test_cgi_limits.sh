@@ -2,11 +2,11 @@
 # evfcgid --cgi's limits (issue 12), behind nginx with the CGI locations of
 # tests/cgi.sh: slow clients downloading large CGI outputs hold the
 # daemon's RSS bounded (the programs wait in their own write()), to at
-# most a watermark and one read each, and their
-# programs end when the clients go; hung programs delay nobody and the
-# time limit ends them (logged); --cgi-max and --cgi-queue (a request
+# most a watermark and one read each, and their programs end when the
+# clients go; hung programs delay nobody and the time limit ends them
+# (logged); --cgi-max and --cgi-queue (a request
 # waits, the next gets 503); SIGTERM lets a running program finish its
-# answer; --workers.
+# answer; --workers; --user (programs run as that user).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"
@@ -196,4 +196,17 @@ sleep 0.3
 zombies=$(ps -o stat= --ppid "$(pgrep -d, -P "$CGI_PID")" 2>/dev/null | grep -c Z)
 check "--workers 2: no zombie children left ($zombies)" test "$zombies" = 0
 stop_cgi
+
+# --- --user: programs run as the user the daemon became. ---------------
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
+	chmod 711 "$T"		# nobody must reach $WWW, not list $T
+	want="$(id -u nobody) $(id -g nobody) $(id -g nobody)"
+	start_cgi --user nobody || { not_ok "evfcgid --cgi --user nobody starts"; finish; }
+	got=$(curl -s --max-time 5 "$CGI_URL/cgi-bin/id.sh")
+	check "--user nobody: the program runs as nobody, its group alone ($got)" \
+		test "$got" = "$want"
+	stop_cgi
+else
+	echo "# not root: --user is not tried (test_ops checks its refusal)"
+fi
 finish

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Socket activation (sd_listen_fds): evfcgid started by
 # systemd-socket-activate serves the sockets it passes (fd 3 on, with
-# LISTEN_FDS and LISTEN_PID), needs no --listen, logs LISTEN_FDNAMES, does
-# serves behind nginx too; with --workers
-# every worker serves them.  Malformed variables or an fd that is not a
-# listening socket are refused with a clear message.
+# LISTEN_FDS and LISTEN_PID), needs no --listen, logs LISTEN_FDNAMES, and
+# serves behind nginx too; with --workers every worker serves them; with
+# --cgi CGI programs run on them.  Malformed variables or an fd that is
+# not a listening socket are refused with a clear message.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
 source "$(dirname "$0")/frontends.sh"
@@ -74,6 +74,21 @@ for i in $(seq 40); do
 done
 check "requests reach the workers on the passed socket (pids:$pids)" test -n "$pids"
 check "SIGTERM ends the parent and its workers, exit 0" term_wait "$ACT_PID"
+
+# --cgi (issue 12) on the passed socket, as evfcgid.socket would start
+# it: a CGI program runs for a request that names it.
+mkdir -p "$T/cgi-bin"
+cp -p "$TOP/tests/cgi/hello.sh" "$T/cgi-bin/"
+port=$(freeport)
+activate "$port" fcgi-cgi --cgi --cgi-root "$T/cgi-bin"
+cgi_hello() {
+	SCRIPT_FILENAME=$T/cgi-bin/hello.sh REQUEST_METHOD=GET SCRIPT_NAME=/hello.sh \
+		timeout 5 cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null 2>/dev/null |
+		grep -q '^hello from cgi'
+}
+check "activated with --cgi: a CGI program answers over the passed socket" \
+	wait_until 5 cgi_hello
+check "SIGTERM ends the activated CGI gateway, exit 0" term_wait "$ACT_PID"
 
 # Behind nginx: nginx's upstream is the activated socket.
 port=$(freeport)
