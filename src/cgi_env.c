@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cgi.h"
+#include "request.h"
 
 /* A name with where it came from: a later one replaces an earlier. */
 struct env_ent {
@@ -22,7 +23,6 @@ struct env_ent {
 static int	ent_cmp(const void *, const void *);
 static int	name_ok(const char *);
 static const char *env_get(char *const[], const char *);
-static int	hexval(int);
 static int	search_words(const char *, char *, size_t *);
 
 /* By name, then by order: the last of a name is the one kept. */
@@ -118,19 +118,6 @@ env_get(char *const envp[], const char *name)
 	return NULL;
 }
 
-/* The value of hex digit c, or -1. */
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Whether q is a search-string (RFC 3875 4.4): search-word *("+"
  * search-word), a word one or more of unreserved, escaped or reserved
@@ -142,34 +129,24 @@ hexval(int c)
 static int
 search_words(const char *q, char *out, size_t *outlen)
 {
-	static const char	 other[] = "-_.!~*'();/?:@&$,";
-	size_t			 o = 0, wordlen = 0;
-	int			 words = 0, hi, lo;
+	static const char	 schar[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'();/?:@&$,%";
+	const char		*w;
+	size_t			 n, o = 0;
+	long			 d;
+	int			 words = 0;
 
-	for (;; q++) {
-		if (*q == '+' || *q == '\0') {
-			if (wordlen == 0)
-				return 0;	/* empty: "a++b", "+a", "a+" */
-			out[o++] = '\0';
-			words++;
-			wordlen = 0;
-			if (*q == '\0')
-				break;
-			continue;
-		}
-		if (*q == '%') {
-			if ((hi = hexval((unsigned char)q[1])) == -1 ||
-			    (lo = hexval((unsigned char)q[2])) == -1 ||
-			    (hi == 0 && lo == 0))
-				return 0;
-			out[o++] = (char)(hi * 16 + lo);
-			q += 2;
-		} else if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
-		    (*q >= '0' && *q <= '9') || strchr(other, *q) != NULL)
-			out[o++] = *q;
-		else
-			return 0;	/* "=", a blank, a control character */
-		wordlen++;
+	for (w = q;; w += n + 1) {
+		n = strcspn(w, "+");
+		/* Empty ("a++b", "+a", "a+"), or "=", a blank, a control. */
+		if (n == 0 || strspn(w, schar) != n)
+			return 0;
+		if ((d = req_pct_decode(out + o, w, n)) == -1)
+			return 0;
+		o += (size_t)d + 1;
+		words++;
+		if (w[n] == '\0')
+			break;
 	}
 	*outlen = o;
 	return words;
