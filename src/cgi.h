@@ -97,6 +97,8 @@ enum cgi_kind {
 struct cgi_head {
 	enum cgi_kind	 h_kind;
 	int		 h_status;	/* the answer's status */
+	const char	*h_reason;	/* Status's reason phrase, or NULL */
+	size_t		 h_reasonlen;
 	struct cgi_field h_ctype;	/* f_name NULL: none */
 	struct cgi_field h_location;	/* f_name NULL: none */
 	long long	 h_clen;	/* Content-Length, -1: none */

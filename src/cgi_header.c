@@ -14,7 +14,7 @@
 static int	tchar(int);
 static int	line_check(const char *, size_t, const char **);
 static int	field_split(const char *, size_t, struct cgi_field *);
-static int	read_status(const struct cgi_field *, int *);
+static int	read_status(const struct cgi_field *, int *, struct cgi_head *);
 static int	read_clen(const struct cgi_field *, long long *);
 
 /* Whether c may appear in an HTTP token (RFC 9110 5.6.2). */
@@ -129,13 +129,14 @@ cgi_field_is(const struct cgi_field *f, const char *name)
 }
 
 /*
- * Status: 3 digits, 100 to 599, then nothing or a blank and a reason
- * phrase.  Returns 0 with *status, or -1.
+ * Status: 3 digits, 100 to 599, then nothing or blanks and a reason
+ * phrase.  Returns 0 with *status and h's reason (NULL when none), or -1.
  */
 static int
-read_status(const struct cgi_field *f, int *status)
+read_status(const struct cgi_field *f, int *status, struct cgi_head *h)
 {
 	const char	*v = f->f_value;
+	size_t		 r;
 	int		 i, n = 0;
 
 	if (f->f_valuelen < 3)
@@ -150,6 +151,10 @@ read_status(const struct cgi_field *f, int *status)
 	if (n < 100 || n > 599)
 		return -1;
 	*status = n;
+	for (r = 3; r < f->f_valuelen && (v[r] == ' ' || v[r] == '\t'); r++)
+		;
+	h->h_reason = r < f->f_valuelen ? v + r : NULL;
+	h->h_reasonlen = f->f_valuelen - r;
 	return 0;
 }
 
@@ -183,7 +188,8 @@ cgi_header_read(const char *buf, size_t len, struct cgi_head *h,
 	h->h_clen = -1;
 	while (cgi_header_next(buf, len, &off, &f)) {
 		if (cgi_field_is(&f, "Status")) {
-			if (status != 0 || read_status(&f, &status) == -1) {
+			if (status != 0 ||
+			    read_status(&f, &status, h) == -1) {
 				*why = status != 0 ? "Status given twice" :
 				    "a Status that is not a code from 100 "
 				    "to 599";

@@ -325,25 +325,18 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 {
 	struct cgi_field	 f;
 	char			 sbuf[256], reason[256], *line, *ctype = NULL;
-	size_t			 off = 0, rl;
+	size_t			 off = 0;
 
 	reason[0] = '\0';
+	if (h->h_reason != NULL && h->h_reasonlen < sizeof(reason)) {
+		memcpy(reason, h->h_reason, h->h_reasonlen);
+		reason[h->h_reasonlen] = '\0';
+	} else if (h->h_reason != NULL)
+		log_warn("%s: its Status reason phrase is over %zu bytes: the "
+		    "standard one is sent", job->j_name, sizeof(reason) - 1);
 	while (cgi_header_next(p, len, &off, &f)) {
-		if (cgi_field_is(&f, "Status")) {
-			/* "404 Not Here": cgi_header_read() checked the code. */
-			for (rl = 3; rl < f.f_valuelen &&
-			    (f.f_value[rl] == ' ' || f.f_value[rl] == '\t'); rl++)
-				;
-			if (f.f_valuelen - rl < sizeof(reason)) {
-				memcpy(reason, f.f_value + rl, f.f_valuelen - rl);
-				reason[f.f_valuelen - rl] = '\0';
-			} else
-				log_warn("%s: its Status reason phrase is over "
-				    "%zu bytes: the standard one is sent",
-				    job->j_name, sizeof(reason) - 1);
-			continue;
-		}
-		if (cgi_field_is(&f, "Content-Length"))
+		if (cgi_field_is(&f, "Status") ||
+		    cgi_field_is(&f, "Content-Length"))
 			continue;
 		line = f.f_namelen + f.f_valuelen + 2 <= sizeof(sbuf) ? sbuf :
 		    malloc(f.f_namelen + f.f_valuelen + 2);

@@ -88,8 +88,11 @@ START_TEST(status_and_redirects)
 	ck_assert_int_eq(head("Status: 404 Not Here\r\nContent-Type: a/b"
 	    "\r\n\r\n", &h, &why), 0);
 	ck_assert_int_eq(h.h_status, 404);
+	ck_assert_uint_eq(h.h_reasonlen, 8);
+	ck_assert(strncmp(h.h_reason, "Not Here", 8) == 0);
 	ck_assert_int_eq(head("Status: 304\n\n", &h, &why), 0);
 	ck_assert_int_eq(h.h_status, 304);
+	ck_assert_ptr_null(h.h_reason);
 	ck_assert_int_eq(h.h_kind, CGI_DOCUMENT);
 	/* RFC 3875 6.2.3: an absolute Location alone is a 302. */
 	ck_assert_int_eq(head("Location: http://x.invalid/a?b=1\r\n\r\n", &h,
