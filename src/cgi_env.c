@@ -23,7 +23,7 @@ struct env_ent {
 static int	ent_cmp(const void *, const void *);
 static int	name_ok(const char *);
 static const char *env_get(char *const[], const char *);
-static int	search_words(const char *, char *, size_t *);
+static int	search_words(const char *, char *, char **);
 
 /* By name, then by order: the last of a name is the one kept. */
 static int
@@ -121,35 +121,33 @@ env_get(char *const envp[], const char *name)
 /*
  * Whether q is a search-string (RFC 3875 4.4): search-word *("+"
  * search-word), a word one or more of unreserved, escaped or reserved
- * characters but "=" and "+".  Returns the number of words, the words
- * decoded into out (each NUL-ended; strlen(q) + 1 bytes are enough) and
- * their total length with the NULs in *outlen; 0 when q is not one or a
- * word holds %00.
+ * characters but "=" and "+".  Returns the number of words, each decoded
+ * and NUL-ended into out (strlen(q) + 1 bytes are enough) and pointed to
+ * by words[] (room for one more than q has '+'); 0 when q is not one or
+ * a word holds %00.
  */
 static int
-search_words(const char *q, char *out, size_t *outlen)
+search_words(const char *q, char *out, char **words)
 {
 	static const char	 schar[] = "abcdefghijklmnopqrstuvwxyz"
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'();/?:@&$,%";
 	const char		*w;
-	size_t			 n, o = 0;
+	size_t			 n;
 	long			 d;
-	int			 words = 0;
+	int			 nw = 0;
 
 	for (w = q;; w += n + 1) {
 		n = strcspn(w, "+");
 		/* Empty ("a++b", "+a", "a+"), or "=", a blank, a control. */
 		if (n == 0 || strspn(w, schar) != n)
 			return 0;
-		if ((d = req_pct_decode(out + o, w, n)) == -1)
+		if ((d = req_pct_decode(out, w, n)) == -1)
 			return 0;
-		o += (size_t)d + 1;
-		words++;
+		words[nw++] = out;
+		out += d + 1;
 		if (w[n] == '\0')
-			break;
+			return nw;
 	}
-	*outlen = o;
-	return words;
 }
 
 char **
@@ -157,33 +155,24 @@ cgi_argv_build(const char *argv0, char *const envp[])
 {
 	const char	*method = env_get(envp, "REQUEST_METHOD");
 	const char	*q = env_get(envp, "QUERY_STRING");
-	char		**argv, *words = NULL, *s;
-	size_t		 wlen = 0, i;
+	const char	*c;
+	char		**argv, *s;
+	size_t		 a0 = strlen(argv0) + 1, maxw = 0, qlen = 0;
 	int		 n = 0;
 
+	/* An indexed query: room for a word a '+' and one more. */
 	if (method != NULL && q != NULL && *q != '\0' &&
 	    (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)) {
-		if ((words = malloc(strlen(q) + 1)) == NULL)
-			return NULL;
-		n = search_words(q, words, &wlen);
+		qlen = strlen(q) + 1;
+		for (maxw = 1, c = q; (c = strchr(c, '+')) != NULL; c++)
+			maxw++;
 	}
-	argv = malloc((size_t)(n + 2) * sizeof(char *) + strlen(argv0) + 1 +
-	    (n > 0 ? wlen : 0));
-	if (argv == NULL) {
-		free(words);
+	if ((argv = malloc((maxw + 2) * sizeof(char *) + a0 + qlen)) == NULL)
 		return NULL;
-	}
-	s = (char *)(argv + n + 2);
-	memcpy(s, argv0, strlen(argv0) + 1);
-	argv[0] = s;
-	s += strlen(argv0) + 1;
-	if (n > 0)
-		memcpy(s, words, wlen);
-	for (i = 1; i <= (size_t)n; i++) {
-		argv[i] = s;
-		s += strlen(s) + 1;
-	}
+	s = (char *)(argv + maxw + 2);
+	argv[0] = memcpy(s, argv0, a0);
+	if (maxw > 0)
+		n = search_words(q, s + a0, argv + 1);
 	argv[n + 1] = NULL;
-	free(words);
 	return argv;
 }
