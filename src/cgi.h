@@ -169,11 +169,12 @@ struct cgi_proc {
 
 /*
  * Starts the program at real (no shell) with the command line argv (NULL
- * ended), environment envp, in argv[0]'s directory, as the leader of a process group of its own,
- * signals at their defaults and none blocked, only descriptors 0-2 open:
- * pipes whose other ends (non-blocking, close-on-exec) p gets.  A failure
- * in the child after fork is told on its stderr, and it exits 127.
- * Returns 0, or -1 with errno (the pipes or the fork failed).
+ * ended), environment envp, in argv[0]'s directory, as the leader of a
+ * process group of its own, signals at their defaults and none blocked,
+ * only descriptors 0-2 open: pipes whose other ends (non-blocking,
+ * close-on-exec) p gets.  A failure in the child after vfork is told on
+ * its stderr, and it exits 127.  Returns 0, or -1 with errno (the pipes
+ * or the vfork failed).
  */
 int	cgi_spawn(const char *real, char *const argv[], char *const envp[],
 	    struct cgi_proc *p);

@@ -390,8 +390,6 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 	cgi_job_clock_resume(job);
 	if (want < IO_READ_MIN)
 		want = IO_READ_MIN;
-	if (want > IO_READ_MAX)
-		want = IO_READ_MAX;
 	n = io_read(job->j_tmp, job->j_out, want);
 	if (n > 0) {
 		(void)evfcgi_write_buffer(req, job->j_tmp, (size_t)n);
