@@ -106,26 +106,26 @@ out_stream(struct evbuffer *out, uint16_t id, enum how how, const uint8_t *p,
 
 	while (len > 0) {
 		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
-		if (how == HOW_COPY && n <= OUT_WHOLE_MAX) {
-			if (out_whole(out, FCGI_STDOUT, id, p, n) == -1)
+		if (how == HOW_COPY && n <= OUT_WHOLE_MAX)
+			rc = out_whole(out, FCGI_STDOUT, id, p, n);
+		else {
+			pad = fcgi_padding(n);
+			fcgi_header_encode(hdr, FCGI_STDOUT, id, (uint16_t)n,
+			    pad);
+			if (fcgi_out_small(out, hdr, sizeof(hdr)) == -1)
 				return -1;
-			p += n;
-			len -= n;
-			continue;
+			if (how == HOW_COPY)
+				rc = evbuffer_add(out, p, n);
+			else if (how == HOW_REF)
+				rc = evbuffer_add_reference(out, p, n, NULL,
+				    NULL);
+			else
+				rc = evbuffer_remove_buffer(src, out, n) ==
+				    (int)n ? 0 : -1;
+			if (rc == 0 && pad > 0)
+				rc = fcgi_out_small(out, zeros, pad);
 		}
-		pad = fcgi_padding(n);
-		fcgi_header_encode(hdr, FCGI_STDOUT, id, (uint16_t)n, pad);
-		if (fcgi_out_small(out, hdr, sizeof(hdr)) == -1)
-			return -1;
-		if (how == HOW_COPY)
-			rc = evbuffer_add(out, p, n);
-		else if (how == HOW_REF)
-			rc = evbuffer_add_reference(out, p, n, NULL, NULL);
-		else
-			rc = evbuffer_remove_buffer(src, out, n) ==
-			    (int)n ? 0 : -1;
-		if (rc == -1 || (pad > 0 && fcgi_out_small(out, zeros,
-		    pad) == -1))
+		if (rc == -1)
 			return -1;
 		if (p != NULL)
 			p += n;
