@@ -22,9 +22,9 @@ struct evbuffer;
 struct event_base;
 struct conn;
 
-/* What the layer above lends every connection; it outlives them all. */
 struct linger_set;
 
+/* What the layer above lends every connection; it outlives them all. */
 struct conn_env {
 	struct event_base		*ce_base;
 	const struct evfcgi_limits	*ce_lim;

@@ -225,6 +225,7 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 {
 	char		 buf[1024];
 	struct req_buf	*h = &r->r_hdrs;
+	const char	*bad = NULL;
 	size_t		 n = 0;
 
 	if (!req_can_write(r))
@@ -234,12 +235,13 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 		    r->r_link->rl_peer, r->r_id, status);
 		return -1;
 	}
-	if ((ctype != NULL && hdr_value_bad(ctype)) ||
-	    (reason != NULL && hdr_value_bad(reason))) {
+	if (ctype != NULL && hdr_value_bad(ctype))
+		bad = "Content-Type";
+	else if (reason != NULL && hdr_value_bad(reason))
+		bad = "Status";
+	if (bad != NULL) {
 		log_warn("%s: request %u: %s with a control character refused",
-		    r->r_link->rl_peer, r->r_id,
-		    reason != NULL && hdr_value_bad(reason) ? "Status" :
-		    "Content-Type");
+		    r->r_link->rl_peer, r->r_id, bad);
 		return -1;
 	}
 	if (reason == NULL || *reason == '\0')
