@@ -54,17 +54,20 @@ check "timeline: the control group drops to 0 fetches/s once slow clients join (
 	test "$tl" -ge 3
 
 # The proof can fail: the same verdict on doctored results.
-# doctored NAME BACKEND FRONTEND RATIO WHY: re-judges the run's results
-# with that cell's ratio replaced; ok when the verdict fails saying WHY.
-doctored() {
-	local rc
-	awk -F'\t' -v b="$2" -v f="$3" -v r="$4" 'BEGIN { OFS = "\t" }
-		$1 == b && $2 == f { $8 = r } { print }' "$OUT/results.tsv" >"$T/$1.tsv"
-	"$EXP" --verdict "$T/$1.tsv" --out "$T/$1" >"$T/$1.out" 2>&1
+# rejudge TSV COLUMN NAME BACKEND KEY RATIO WHY: re-judges the results in
+# TSV with the ratio of BACKEND's cell whose COLUMN is KEY replaced; ok
+# when the verdict fails saying WHY.
+rejudge() {
+	local tsv=$1 col=$2 name=$3 rc
+	awk -F'\t' -v c="$col" -v b="$4" -v k="$5" -v r="$6" 'BEGIN { OFS = "\t" }
+		$1 == b && $c == k { $8 = r } { print }' "$tsv" >"$T/$name.tsv"
+	"$EXP" --verdict "$T/$name.tsv" --out "$T/$name" >"$T/$name.out" 2>&1
 	rc=$?
-	check "verdict fails when $1 (exit $rc)" test "$rc" -eq 1
-	check "... and says: $5" grep -q "$5" "$T/$1.out"
+	check "verdict fails when $name (exit $rc)" test "$rc" -eq 1
+	check "... and says: $7" grep -q "$7" "$T/$name.out"
 }
+# doctored NAME BACKEND FRONTEND RATIO WHY: rejudge of the --quick run.
+doctored() { rejudge "$OUT/results.tsv" 2 "$@"; }
 doctored "the control group does not stall" blocking1 nginx 0.500 \
 	'the blocking control group did not stall'
 doctored "evfcgid falls below 0.9 in one cell" evfcgid lighttpd 0.850 \
@@ -119,15 +122,8 @@ check "... with their programs running, waiting in write() ($kids)" test "${kids
 check "results.md quotes the measurements" grep -q '^CGI requests/s on the trivial script' "$COUT/results.md"
 check "ratio_vs_slow.png of the CGI run is a PNG" \
 	bash -c "head -c 8 '$COUT/ratio_vs_slow.png' | od -An -c | grep -q 'P   N   G'"
-cgi_doctored() {
-	local rc
-	awk -F'\t' -v b="$2" -v s="$3" -v r="$4" 'BEGIN { OFS = "\t" }
-		$1 == b && $3 == s { $8 = r } { print }' "$COUT/results.tsv" >"$T/$1.tsv"
-	"$EXP" --verdict "$T/$1.tsv" --out "$T/$1" >"$T/$1.out" 2>&1
-	rc=$?
-	check "verdict fails when $1 (exit $rc)" test "$rc" -eq 1
-	check "... and says: $5" grep -q "$5" "$T/$1.out"
-}
+# cgi_doctored NAME BACKEND SIZE RATIO WHY: rejudge of the --cgi run.
+cgi_doctored() { rejudge "$COUT/results.tsv" 3 "$@"; }
 cgi_doctored "fcgiwrap1 does not stall beside hung scripts" fcgiwrap1 hang 0.500 \
 	'fcgiwrap1 did not stall: ratio 0.500 beside 4 hung scripts'
 cgi_doctored "evfcgid --cgi falls below 0.9" evfcgid-cgi 8388608 0.850 \
