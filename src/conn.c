@@ -5,23 +5,28 @@
  * connection reads no new input and producers wait; a write that brings
  * the output to the low mark resumes both.
  *
- * Writes go first: output queued while the loop runs a callback leaves in
- * one write as soon as that callback is done (the write event is made
- * active, which costs no system call), and the write event waits on the
- * kernel only while the kernel refuses bytes.  Reads go straight into the
- * input buffer, one read() per readable event.  So a request on a kept
- * connection costs one read() and one writev(), and nothing is asked of
- * epoll per request.
+ * Writes go first.  The answers to what one read brought are gathered in
+ * the stage (fcgi_out.h) while the output buffer is empty, and leave in
+ * one writev() at the end of the read callback; only what the kernel does
+ * not take is queued.  Output queued in other callbacks leaves in one write
+ * as soon as that callback is done (the write event is made active, which
+ * costs no system call).  The write event waits on the kernel only while
+ * the kernel refuses bytes.  Reads go straight into the input buffer, one
+ * read() per readable event.  So a request on a kept connection costs one
+ * read() and one writev(), nothing is asked of epoll and nothing is
+ * allocated for it.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +48,9 @@
 #define CONN_READ_MAX		65536
 static unsigned char	conn_scratch[CONN_READ_MAX];
 
+/* The stage, lent to one connection at a time during its read callback. */
+static struct fcgi_stage	conn_stage;
+
 static void	conn_sockopts(struct conn *, int);
 static int	conn_events_new(struct conn *, int);
 static void	conn_readcb(evutil_socket_t, short, void *);
@@ -50,6 +58,9 @@ static void	conn_read(struct conn *);
 static void	conn_read_ended(struct conn *);
 static void	conn_writecb(evutil_socket_t, short, void *);
 static void	conn_flush(struct conn *);
+static void	conn_written(struct conn *);
+static void	conn_stage_lend(struct conn *);
+static void	conn_stage_flush(struct conn *);
 static void	conn_low_mark(struct conn *);
 static void	conn_write_timeout(struct conn *);
 static int	conn_idle_due(struct conn *);
@@ -106,7 +117,7 @@ conn_new(const struct conn_env *env, int fd, const char *peer)
 		free(c);
 		return NULL;
 	}
-	c->c_link.rl_out = c->c_out;
+	c->c_link.rl_out.fo_queue = c->c_out;
 	c->c_link.rl_env = &env->ce_req;
 	c->c_link.rl_owner = c;
 	c->c_link.rl_peer = c->c_peer;
@@ -244,6 +255,11 @@ conn_close(struct conn *c, const char *why)
 		req_kill(r);
 	}
 	reqtab_free(&c->c_tab);
+	if (c->c_staging) {
+		/* Skipping all of it queues nothing: the stage comes back. */
+		(void)fcgi_out_spill(&c->c_link.rl_out, SIZE_MAX);
+		c->c_staging = 0;
+	}
 	out = c->c_out;
 	evbuffer_remove_cb(out, conn_output_cb, c);
 	budget_add(env->ce_budget, -(long long)evbuffer_get_length(out));
@@ -337,8 +353,13 @@ conn_drain(struct conn *c)
 int
 conn_stalled(const struct conn *c)
 {
-	return c->c_out != NULL &&
-	    evbuffer_get_length(c->c_out) > c->c_env->ce_lim->low_water;
+	return c->c_out != NULL && conn_out_len(c) > c->c_env->ce_lim->low_water;
+}
+
+size_t
+conn_out_len(const struct conn *c)
+{
+	return fcgi_out_len(&c->c_link.rl_out);
 }
 
 /* Keeps the count of output queued in all connections exact. */
@@ -356,9 +377,10 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		c->c_stuck = 0;
 		c->c_env->ce_st->bytes_written += info->n_deleted;
 	}
-	/* New output leaves once the running callback is done. */
+	/* New output leaves once the running callback is done (staging, at
+	   its end anyway). */
 	if (info->n_added > 0 && !c->c_flush_due && !c->c_writing &&
-	    c->c_fail_why == NULL) {
+	    !c->c_staging && c->c_fail_why == NULL) {
 		c->c_flush_due = 1;
 		event_active(&c->c_wev, EV_WRITE, 1);
 	}
@@ -397,7 +419,7 @@ conn_maybe_close(struct conn *c)
 	if (!c->c_close_after || c->c_tab.rt_n > 0 || c->c_state == CONN_DEAD ||
 	    conn_input_pending(c))
 		return;
-	if (evbuffer_get_length(c->c_out) == 0)
+	if (conn_out_len(c) == 0)
 		conn_close_flushed(c);
 	else
 		conn_set_state(c, CONN_CLOSING);
@@ -415,6 +437,7 @@ conn_readcb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	conn_enter(c);
+	conn_stage_lend(c);
 	if (what & EV_READ)
 		conn_read(c);
 	else {
@@ -422,7 +445,68 @@ conn_readcb(evutil_socket_t fd, short what, void *arg)
 		if (c->c_state != CONN_DEAD)
 			conn_process_input(c);
 	}
+	conn_stage_flush(c);
 	conn_leave(c);
+}
+
+/* Lends c the stage if its output is empty: its answers gather there. */
+static void
+conn_stage_lend(struct conn *c)
+{
+	if (c->c_state == CONN_DEAD || c->c_fail_why != NULL ||
+	    evbuffer_get_length(c->c_out) > 0)
+		return;
+	fcgi_out_stage(&c->c_link.rl_out, &conn_stage,
+	    c->c_env->ce_lim->high_water);
+	c->c_staging = 1;
+}
+
+/*
+ * The end of c's read callback: what c staged leaves in one writev(), the
+ * rest is queued, then c goes on as after any write.  Staging stopped
+ * early (the stage spilled), the queue is written as usual.
+ */
+static void
+conn_stage_flush(struct conn *c)
+{
+	struct fcgi_out		*o = &c->c_link.rl_out;
+	struct fcgi_stage	*st = o->fo_stage;
+	ssize_t			 n = 0;
+	char			 why[128];
+
+	if (!c->c_staging)
+		return;
+	if (c->c_fail_why != NULL) {
+		(void)fcgi_out_spill(o, SIZE_MAX);
+		c->c_staging = 0;
+		return;
+	}
+	if (st != NULL && st->fs_len > 0 &&
+	    (n = writev(c->c_fd, st->fs_iov, st->fs_niov)) == -1) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			snprintf(why, sizeof(why), "socket error: %s",
+			    strerror(errno));
+			conn_close(c, why);
+			return;
+		}
+		n = 0;
+	}
+	if (n > 0) {
+		c->c_stuck = 0;
+		c->c_env->ce_st->bytes_written += (uint64_t)n;
+	}
+	/* The rest is queued without a flush made due: conn_written arms
+	   the write event itself. */
+	if (fcgi_out_spill(o, (size_t)n) == -1) {
+		c->c_staging = 0;
+		conn_fail(c, "out of memory queueing output");
+		return;
+	}
+	c->c_staging = 0;
+	if (st != NULL)
+		conn_written(c);
+	else
+		conn_flush(c);
 }
 
 /*
@@ -603,7 +687,7 @@ conn_timer_update(struct conn *c)
 	event_base_gettimeofday_cached(c->c_env->ce_base, &now);
 	/* Requests in STDIN or DRAIN wait for input. */
 	awaiting = c->c_tab.rt_n > c->c_nparams + c->c_nhandler;
-	idle = c->c_tab.rt_n == 0 && evbuffer_get_length(c->c_out) == 0;
+	idle = c->c_tab.rt_n == 0 && conn_out_len(c) == 0;
 	if (!TAILQ_EMPTY(&c->c_params)) {
 		want = TIMER_HEADER;
 		timeradd(&TAILQ_FIRST(&c->c_params)->r_begun, &span, &due);
@@ -720,19 +804,11 @@ conn_writecb(evutil_socket_t fd, short what, void *arg)
 	conn_leave(c);
 }
 
-/*
- * Hands the kernel what it takes of c's output; waits for room (with the
- * write timeout) while something is left.  At the low mark, c reads and
- * produces again; closing, c closes once all is out.
- */
+/* Hands the kernel what it takes of c's output, then conn_written(). */
 static void
 conn_flush(struct conn *c)
 {
-	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
-	struct timeval			 wt = { lim->write_timeout / 2,
-	    lim->write_timeout % 2 * 500000 };
-	size_t				 left;
-	char				 why[128];
+	char	 why[128];
 
 	if (evbuffer_get_length(c->c_out) > 0 &&
 	    evbuffer_write(c->c_out, c->c_fd) == -1 &&
@@ -742,6 +818,22 @@ conn_flush(struct conn *c)
 		conn_close(c, why);
 		return;
 	}
+	conn_written(c);
+}
+
+/*
+ * After a write: waits for room (with the write timeout) while output is
+ * left; at the low mark, c reads and produces again; closing, c closes
+ * once all is out.
+ */
+static void
+conn_written(struct conn *c)
+{
+	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	struct timeval			 wt = { lim->write_timeout / 2,
+	    lim->write_timeout % 2 * 500000 };
+	size_t				 left;
+
 	left = evbuffer_get_length(c->c_out);
 	/* Bytes left: producers waiting on the global cap may go on. */
 	budget_kick(c->c_env->ce_budget);
@@ -761,7 +853,7 @@ static void
 conn_low_mark(struct conn *c)
 {
 	if (c->c_state == CONN_CLOSING) {
-		if (evbuffer_get_length(c->c_out) == 0)
+		if (conn_out_len(c) == 0)
 			conn_close_flushed(c);
 		budget_kick(c->c_env->ce_budget);
 		return;
@@ -827,17 +919,15 @@ void
 conn_pump(struct conn *c)
 {
 	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
-	struct evbuffer			*out;
 	struct evfcgi_req		*r;
 	size_t				 len;
 
 	if (c->c_state == CONN_DEAD || c->c_state == CONN_CLOSING)
 		return;
-	out = c->c_out;
 	conn_enter(c);
 	while ((r = TAILQ_FIRST(&c->c_producers)) != NULL &&
 	    c->c_state != CONN_DEAD && !c->c_link.rl_broken) {
-		len = evbuffer_get_length(out);
+		len = conn_out_len(c);
 		if (len >= lim->high_water)
 			break;
 		if (budget_over(c->c_env->ce_budget)) {

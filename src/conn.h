@@ -81,6 +81,7 @@ struct conn {
 	unsigned		 c_reading:1;	/* c_rev is added */
 	unsigned		 c_writing:1;	/* c_wev waits for room */
 	unsigned		 c_flush_due:1;	/* c_wev made active */
+	unsigned		 c_staging:1;	/* has the stage (conn_readcb) */
 	enum conn_state		 c_state;
 	struct req_link		 c_link;	/* lent to its requests */
 	struct reqtab		 c_tab;		/* requests in flight, by id */
@@ -166,6 +167,9 @@ int		 conn_input_pending(struct conn *c);
 
 /* The peer's input ended and all of it was acted on: finish c off. */
 void		 conn_input_ended(struct conn *c);
+
+/* Bytes of output c holds: queued, and staged in the running callback. */
+size_t		 conn_out_len(const struct conn *c);
 
 /* Checks an fcgi_out result of c's own: -1 makes c close.  Returns rc. */
 int		 conn_out(struct conn *c, int rc);

@@ -88,8 +88,7 @@ conn_records(struct conn *c, struct conn_src *s)
 
 	c->c_stream_held = 0;
 	while (c->c_state == CONN_READING && c->c_fail_why == NULL) {
-		if (evbuffer_get_length(c->c_out) >=
-		    c->c_env->ce_lim->high_water) {
+		if (conn_out_len(c) >= c->c_env->ce_lim->high_water) {
 			conn_set_state(c, CONN_PAUSED);
 			break;
 		}
@@ -287,7 +286,7 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 		conn_error(c, "malformed record: a type only applications send");
 		return -1;
 	default:
-		return conn_out(c, fcgi_out_unknown_type(c->c_link.rl_out,
+		return conn_out(c, fcgi_out_unknown_type(&c->c_link.rl_out,
 		    (uint8_t)type)) == -1 ? -1 : 0;
 	}
 }
@@ -298,7 +297,7 @@ conn_management(struct conn *c, const struct fcgi_record *rec)
 {
 	if (rec->hdr.type == FCGI_GET_VALUES)
 		return conn_get_values(c, rec);
-	return conn_out(c, fcgi_out_unknown_type(c->c_link.rl_out,
+	return conn_out(c, fcgi_out_unknown_type(&c->c_link.rl_out,
 	    rec->hdr.type)) == -1 ? -1 : 0;
 }
 
@@ -309,7 +308,7 @@ conn_abort_req(struct conn *c, struct evfcgi_req *r)
 	c->c_env->ce_st->aborted++;
 	log_debug("%s: request %u aborted by peer", c->c_peer, r->r_id);
 	if (r->r_state != REQ_DRAIN)
-		(void)conn_out(c, fcgi_out_end_request(c->c_link.rl_out,
+		(void)conn_out(c, fcgi_out_end_request(&c->c_link.rl_out,
 		    r->r_id, FCGI_REQUEST_COMPLETE));
 	c->c_served++;
 	if (!r->r_keep)
@@ -357,7 +356,7 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 	/* A refusal answers the request: without KEEP_CONN, c ends too. */
 	if (!(flags & FCGI_KEEP_CONN))
 		c->c_close_after = 1;
-	return conn_out(c, fcgi_out_end_request(c->c_link.rl_out, id,
+	return conn_out(c, fcgi_out_end_request(&c->c_link.rl_out, id,
 	    refuse)) == -1 ? -1 : 0;
 }
 
@@ -476,7 +475,7 @@ conn_get_values(struct conn *c, const struct fcgi_record *rec)
 		off += (size_t)used;
 		rlen += conn_get_value(c, &nv, res + rlen, sizeof(res) - rlen);
 	}
-	return conn_out(c, fcgi_out_record(c->c_link.rl_out,
+	return conn_out(c, fcgi_out_record(&c->c_link.rl_out,
 	    FCGI_GET_VALUES_RESULT, 0, res, rlen)) == -1 ? -1 : 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "budget.h"
 #include "evfcgi.h"
+#include "fcgi_out.h"
 
 struct evbuffer;
 
@@ -100,7 +101,7 @@ struct req_env {
 
 /* What a connection lends all its requests; owned by the connection. */
 struct req_link {
-	struct evbuffer			*rl_out;
+	struct fcgi_out			 rl_out;
 	const struct req_env		*rl_env;
 	void				*rl_owner;
 	const char			*rl_peer;	/* for logs */

@@ -262,7 +262,7 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 	if (h->b_len == 0) {
 		if (HDR_PUT("\r\n") == -1)
 			return -1;
-		return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out,
+		return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out,
 		    r->r_id, buf, n));
 	}
 	/* The added lines go after the engine's, in one record. */
@@ -272,7 +272,7 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 	memcpy(h->b_p, buf, n);
 	memcpy(h->b_p + n + h->b_len, "\r\n", 2);
 	h->b_len += n + 2;
-	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
+	return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out, r->r_id,
 	    h->b_p, h->b_len));
 }
 
@@ -298,7 +298,7 @@ evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
 	if ((ok = req_body_writable(r)) <= 0)
 		return ok;
 	r->r_sent += len;
-	return req_out(r, fcgi_out_stdout_copy(r->r_link->rl_out, r->r_id,
+	return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out, r->r_id,
 	    data, len));
 }
 
@@ -310,7 +310,7 @@ evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 	if ((ok = req_body_writable(r)) <= 0)
 		return ok;
 	r->r_sent += len;
-	return req_out(r, fcgi_out_stdout_ref(r->r_link->rl_out, r->r_id,
+	return req_out(r, fcgi_out_stdout_ref(&r->r_link->rl_out, r->r_id,
 	    data, len));
 }
 
@@ -342,7 +342,8 @@ evfcgi_write_ref_free(struct evfcgi_req *r, const void *data, size_t len,
     void (*freefn)(const void *, void *), void *arg)
 {
 	static const uint8_t	 zeros[8];
-	struct evbuffer		*out = r->r_link->rl_out;
+	struct fcgi_out		*o = &r->r_link->rl_out;
+	struct evbuffer		*q;
 	struct ref_hold		*h;
 	const uint8_t		*p = data;
 	uint8_t			 hdr[FCGI_HEADER_LEN], pad;
@@ -356,17 +357,22 @@ evfcgi_write_ref_free(struct evfcgi_req *r, const void *data, size_t len,
 		return ok == 1 && len > 0 ? -1 : (ok == -1 ? -1 : 0);
 	}
 	*h = (struct ref_hold){ freefn, arg, data, 1 };
-	/* Framed here: each slice holds h, which frees data after the last. */
+	/*
+	 * Framed here: each slice holds h, which frees data after the last.
+	 * Queued, never staged: a stage's references have no release.
+	 */
+	if ((q = fcgi_out_queue(o)) == NULL)
+		rc = -1;
 	while (len > 0 && rc == 0) {
 		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
 		pad = fcgi_padding(n);
 		fcgi_header_encode(hdr, FCGI_STDOUT, r->r_id, (uint16_t)n, pad);
 		h->h_refs++;
-		if (fcgi_out_small(out, hdr, sizeof(hdr)) == -1 ||
-		    evbuffer_add_reference(out, p, n, ref_release, h) == -1) {
+		if (fcgi_out_small(o, hdr, sizeof(hdr)) == -1 ||
+		    evbuffer_add_reference(q, p, n, ref_release, h) == -1) {
 			h->h_refs--;
 			rc = -1;
-		} else if (pad > 0 && fcgi_out_small(out, zeros, pad) == -1)
+		} else if (pad > 0 && fcgi_out_small(o, zeros, pad) == -1)
 			rc = -1;
 		p += n;
 		len -= n;
@@ -456,7 +462,7 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 	if (ok == 0)
 		return evbuffer_drain(src, len);
 	r->r_sent += len;
-	return req_out(r, fcgi_out_stdout_move(r->r_link->rl_out, r->r_id,
+	return req_out(r, fcgi_out_stdout_move(&r->r_link->rl_out, r->r_id,
 	    src, len));
 }
 
@@ -487,7 +493,7 @@ evfcgi_finish(struct evfcgi_req *r)
 	req_fd_close(r);
 	/* A broken stream gets no more records; r is done all the same. */
 	if (!l->rl_broken)
-		(void)req_out(r, fcgi_out_finish(l->rl_out, r->r_id));
+		(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_id));
 	/* Input still to come (a body) keeps r's slot until it ends. */
 	(void)req_set_state(r, r->r_state == REQ_HANDLER && !r->r_body_open ?
 	    REQ_DONE : REQ_DRAIN);

@@ -48,6 +48,7 @@ struct peer {
 	size_t		 mgmtlen;
 	uint8_t		 mgmt_type;
 	size_t		 records;
+	size_t		 nread;		/* bytes read in all */
 };
 
 static struct event_base	*base;
@@ -322,6 +323,7 @@ peer_read(struct peer *p, size_t max)
 		if (n <= 0)
 			break;
 		p->inlen += (size_t)n;
+		p->nread += (size_t)n;
 		if (max > 0)
 			break;
 	}
@@ -393,6 +395,18 @@ is_pattern(const uint8_t *body, size_t len)
 
 	for (i = 0; i < len; i++)
 		if (body[i] != (uint8_t)line[i % 64])
+			return 0;
+	return 1;
+}
+
+/* Whether every id from 1 has its END_REQUEST. */
+static int
+all_ended(const struct peer *p)
+{
+	int	 id;
+
+	for (id = 1; id < MAX_ID; id++)
+		if (!p->r[id].ended)
 			return 0;
 	return 1;
 }
@@ -514,6 +528,72 @@ START_TEST(multiplexed_ids)
 	b = resp_body(&p->r[3], &len);
 	ck_assert_uint_eq(len, sizeof(body));
 	ck_assert_int_eq(memcmp(b, body, sizeof(body)), 0);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * Fifteen requests in one read: their answers (about 1 MB by reference,
+ * more than the stage's extents and the high mark) come out whole and in
+ * order per id, and what the daemon counts as written is what arrived.
+ */
+START_TEST(pipelined_answers_overflow_the_stage)
+{
+	struct peer	*p;
+	const uint8_t	*b;
+	size_t		 len;
+	int		 id;
+
+	start();
+	p = peer_new();
+	for (id = 1; id < MAX_ID; id++)
+		send_request(p, (uint16_t)id, FCGI_KEEP_CONN,
+		    id % 3 == 0 ? "/hello" : "/big", NULL, 0);
+	ck_assert(RUN_UNTIL(p, all_ended(p), 10));
+	for (id = 1; id < MAX_ID; id++) {
+		ck_assert(p->r[id].out_ended);
+		ck_assert_int_eq(p->r[id].pstatus, FCGI_REQUEST_COMPLETE);
+		b = resp_body(&p->r[id], &len);
+		if (id % 3 == 0) {
+			ck_assert_uint_eq(len, 12);
+			ck_assert_int_eq(memcmp(b, "Hello World\n", 12), 0);
+		} else {
+			ck_assert_uint_eq(len, APP_BIG_SIZE);
+			ck_assert(is_pattern(b, len));
+		}
+	}
+	ck_assert_uint_eq(stats().bytes_written, p->nread);
+	ck_assert_uint_eq(stats().closed_on_error, 0);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * A staged answer the kernel takes only part of: the rest is queued and
+ * arrives whole as the peer reads, and the next request is staged again.
+ */
+START_TEST(partial_write_queues_the_rest)
+{
+	struct peer	*p;
+	const uint8_t	*b;
+	size_t		 len;
+
+	lim.sndbuf = 4096;
+	start();
+	p = peer_new_tcp(4096);
+	send_request(p, 1, FCGI_KEEP_CONN, "/big", NULL, 0);
+	run_for(0.1);
+	ck_assert_uint_gt(stats().bytes_written, 0);
+	ck_assert_uint_lt(stats().bytes_written, APP_BIG_SIZE);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+	b = resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, APP_BIG_SIZE);
+	ck_assert(is_pattern(b, len));
+	send_request(p, 2, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[2].ended, 5));
+	b = resp_body(&p->r[2], &len);
+	ck_assert_int_eq(memcmp(b, "Hello World\n", 12), 0);
+	ck_assert_uint_eq(stats().bytes_written, p->nread);
 	peer_free(p);
 }
 END_TEST
@@ -1756,7 +1836,8 @@ conn_suite(void)
 
 	suite_add_case(s, "core", setup, teardown, 30, hello_then_close,
 	    keep_conn_serves_many, sizes_at_record_boundaries, multiplexed_ids,
-	    abort_request, watermark_pause_and_resume, global_cap_answers_503,
+	    pipelined_answers_overflow_the_stage,
+	    partial_write_queues_the_rest, abort_request, watermark_pause_and_resume, global_cap_answers_503,
 	    get_values, unknown_type_and_role, held_beyond_max_reqs,
 	    stray_records_ignored, drain_answers_paused_input,
 	    eof_after_requests_answers_them, refused_without_keep_conn_closes,

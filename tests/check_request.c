@@ -80,7 +80,7 @@ setup(void)
 	ck_assert_ptr_nonnull(base = event_base_new());
 	memset(&fenv, 0, sizeof(fenv));
 	memset(&flink, 0, sizeof(flink));
-	ck_assert_ptr_nonnull(flink.rl_out = evbuffer_new());
+	ck_assert_ptr_nonnull(flink.rl_out.fo_queue = evbuffer_new());
 	fenv.re_base = base;
 	fenv.re_lim = &lim;
 	fenv.re_st = &st;
@@ -97,7 +97,7 @@ setup(void)
 static void
 teardown(void)
 {
-	evbuffer_free(flink.rl_out);
+	evbuffer_free(flink.rl_out.fo_queue);
 	/* Whatever the requests held of input, they gave back. */
 	ck_assert_uint_eq(input.b_queued, 0);
 	budget_fini(&input);
@@ -147,9 +147,9 @@ static const char *
 stdout_text(void)
 {
 	static char		 text[4096];
-	size_t			 len = evbuffer_get_length(flink.rl_out);
+	size_t			 len = evbuffer_get_length(flink.rl_out.fo_queue);
 	size_t			 off = 0, tlen = 0;
-	const uint8_t		*b = evbuffer_pullup(flink.rl_out, -1);
+	const uint8_t		*b = evbuffer_pullup(flink.rl_out.fo_queue, -1);
 	struct fcgi_record	 rec;
 	ssize_t			 n;
 
@@ -255,11 +255,11 @@ START_TEST(second_header_refused)
 
 	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
 	ck_assert_int_eq(evfcgi_write(r, "early", 5), -1);
-	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), 0);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out.fo_queue), 0);
 	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", -1), 0);
-	len = evbuffer_get_length(flink.rl_out);
+	len = evbuffer_get_length(flink.rl_out.fo_queue);
 	ck_assert_int_eq(evfcgi_header(r, 500, "text/plain", -1), -1);
-	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), len);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out.fo_queue), len);
 	ck_assert_int_eq(evfcgi_write(r, "body", 4), 0);
 	/* An error after the header ends the response without a new head. */
 	evfcgi_respond_error(r, 503, "late");
@@ -282,7 +282,7 @@ START_TEST(engine_answers)
 	    "404 Not Found\n");
 	ck_assert_int_eq(done_state, REQ_DONE);
 	req_free(r);
-	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	r = req_with(nv);
 	dispatch(r, handler, &handled, 1);
 	ck_assert_int_eq(handled, 0);
@@ -339,11 +339,11 @@ START_TEST(body_length_checks)
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 400 "));
 	ck_assert_int_eq(r->r_state, REQ_DRAIN);
 	req_free(r);
-	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	r = req_with(big);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 413 "));
 	req_free(r);
-	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	r = req_with(unknown);
 	ck_assert_int_eq(r->r_state, REQ_STDIN);
 	req_free(r);
@@ -369,7 +369,7 @@ START_TEST(malformed_pairs)
 	ck_assert_int_eq(req_params_end(r, &why), -1);
 	ck_assert_ptr_nonnull(why);
 	ck_assert_int_eq(n_done, 0);
-	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), 0);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out.fo_queue), 0);
 	req_free(r);
 	ck_assert_uint_eq(st.requests_active, 0);
 }
@@ -382,7 +382,7 @@ START_TEST(output_fails)
 	struct evfcgi_req	*r = req_with(nv);
 
 	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
-	ck_assert_int_eq(evbuffer_freeze(flink.rl_out, 0), 0);
+	ck_assert_int_eq(evbuffer_freeze(flink.rl_out.fo_queue, 0), 0);
 	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", 1), -1);
 	ck_assert_int_eq(n_failed, 1);
 	ck_assert(flink.rl_broken);
@@ -392,7 +392,7 @@ START_TEST(output_fails)
 	evfcgi_finish(r);
 	ck_assert_int_eq(n_done, 1);
 	ck_assert_int_eq(done_state, REQ_DONE);
-	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), 0);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out.fo_queue), 0);
 	req_free(r);
 }
 END_TEST
@@ -418,7 +418,7 @@ START_TEST(header_lines_checked)
 	ck_assert_int_eq(evfcgi_header_add(r, "X-Tab", "a\tb"), 0);
 	ck_assert_int_eq(evfcgi_header_add(r, "x!#$%&'*+-.^_`|~9", ""), 0);
 	ck_assert_int_eq(evfcgi_header(r, 200, "text/\r\nX: y", 0), -1);
-	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out), 0);
+	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out.fo_queue), 0);
 	ck_assert_int_eq(evfcgi_header(r, 204, NULL, -1), 0);
 	ck_assert_str_eq(stdout_text(), "Status: 204 No Content\r\n"
 	    "X-Tab: a\tb\r\nx!#$%&'*+-.^_`|~9: \r\n\r\n");
@@ -444,7 +444,7 @@ START_TEST(header_lines_many)
 	    "Content-Type: text/plain\r\nContent-Length: 1\r\n"
 	    "Location: /x\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\nx");
 	req_free(r);
-	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	/* The next request from the pool has none of them. */
 	r = req_with(nv);
 	evfcgi_respond(r, 200, "text/plain", "y", 1);
@@ -559,7 +559,7 @@ START_TEST(write_ref_free)
 	ck_assert_int_eq(freed, 1);
 	dispatch(r, NULL, NULL, 0);
 	req_free(r);
-	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	freed = 0;
 	r = req_with(nv);
 	r->r_state = REQ_HANDLER;
@@ -567,11 +567,11 @@ START_TEST(write_ref_free)
 	ck_assert_int_eq(evfcgi_write_ref_free(r, data, sizeof(data),
 	    count_free, &freed), 0);
 	ck_assert_int_eq(freed, 0);
-	ck_assert_uint_gt(evbuffer_get_length(flink.rl_out), sizeof(data));
+	ck_assert_uint_gt(evbuffer_get_length(flink.rl_out.fo_queue), sizeof(data));
 	/* Drained up to the last slice's last byte: not yet. */
-	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out) - 8);
+	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue) - 8);
 	ck_assert_int_eq(freed, 0);
-	evbuffer_drain(flink.rl_out, 8);
+	evbuffer_drain(flink.rl_out.fo_queue, 8);
 	ck_assert_int_eq(freed, 1);
 	r->r_state = REQ_STDIN;
 	req_free(r);
@@ -585,7 +585,7 @@ START_TEST(write_ref_free)
 	ck_assert_int_eq(freed, 1);
 	r->r_state = REQ_STDIN;
 	req_free(r);
-	evbuffer_drain(flink.rl_out, evbuffer_get_length(flink.rl_out));
+	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 }
 END_TEST
 
