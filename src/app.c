@@ -29,7 +29,14 @@
 struct body {
 	uint64_t	b_pos;
 	uint64_t	b_total;
+	struct body	*b_next;	/* kept for the next body */
 };
+
+/*
+ * Bodies done are kept for the next ones, so that a /big in steady state
+ * allocates nothing; at most BODY_KEEP of them.
+ */
+#define BODY_KEEP	256
 
 /* What /upload has seen: POSIX cksum's CRC so far, and the length. */
 struct upload {
@@ -61,6 +68,8 @@ static int	query_has(const char *, const char *);
 static int	produce_shared(struct evfcgi_req *, size_t, void *);
 static int	produce_stream(struct evfcgi_req *, size_t, void *);
 static int	produce_echo(struct evfcgi_req *, size_t, void *);
+static struct body *body_new(uint64_t);
+static void	body_done(struct body *);
 static void	body_abort(struct evfcgi_req *, void *);
 static int	sleep_arm(struct sleeper *);
 static void	sleep_done(evutil_socket_t, short, void *);
@@ -76,6 +85,8 @@ static uint8_t			pattern[FCGI_MAX_ALIGNED + PATTERN_PERIOD];
 static uint32_t			crc_table[256];
 static struct app_config	app_cfg;
 static time_t			app_started;
+static struct body		*body_kept;
+static size_t			 body_nkept;
 
 int
 app_register(struct evfcgi_server *srv, const struct app_config *cfg)
@@ -140,11 +151,10 @@ send_pattern(struct evfcgi_req *req, uint64_t total, evfcgi_producer fn)
 {
 	struct body	*b;
 
-	if ((b = calloc(1, sizeof(*b))) == NULL) {
+	if ((b = body_new(total)) == NULL) {
 		evfcgi_respond_error(req, 503, "out of memory");
 		return;
 	}
-	b->b_total = total;
 	evfcgi_header(req, 200, "text/plain", (long long)total);
 	evfcgi_on_abort(req, body_abort, b);
 	evfcgi_produce(req, fn, b);
@@ -210,7 +220,7 @@ produce_shared(struct evfcgi_req *req, size_t room, void *arg)
 	b->b_pos += n;
 	if (b->b_pos < b->b_total)
 		return 0;
-	free(b);
+	body_done(b);
 	return 1;
 }
 
@@ -232,15 +242,55 @@ produce_stream(struct evfcgi_req *req, size_t room, void *arg)
 	b->b_pos += n;
 	if (b->b_pos < b->b_total)
 		return 0;
-	free(b);
+	body_done(b);
 	return 1;
+}
+
+void
+app_release(void)
+{
+	struct body	*b;
+
+	while ((b = body_kept) != NULL) {
+		body_kept = b->b_next;
+		free(b);
+	}
+	body_nkept = 0;
+}
+
+/* A body of total bytes from its start: a kept one, or NULL. */
+static struct body *
+body_new(uint64_t total)
+{
+	struct body	*b;
+
+	if ((b = body_kept) != NULL) {
+		body_kept = b->b_next;
+		body_nkept--;
+	} else if ((b = malloc(sizeof(*b))) == NULL)
+		return NULL;
+	*b = (struct body){ .b_total = total };
+	return b;
+}
+
+/* b is done with: kept for the next body, or freed. */
+static void
+body_done(struct body *b)
+{
+	if (body_nkept >= BODY_KEEP) {
+		free(b);
+		return;
+	}
+	b->b_next = body_kept;
+	body_kept = b;
+	body_nkept++;
 }
 
 static void
 body_abort(struct evfcgi_req *req, void *arg)
 {
 	(void)req;
-	free(arg);
+	body_done(arg);
 }
 
 static void

@@ -22,4 +22,7 @@ struct app_config {
 /* Registers the demo routes on srv.  Returns 0, or -1 when out of memory. */
 int	app_register(struct evfcgi_server *srv, const struct app_config *cfg);
 
+/* Frees what the routes keep between requests, once the server is freed. */
+void	app_release(void);
+
 #endif /* APP_H */

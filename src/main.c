@@ -316,6 +316,7 @@ main(int argc, char **argv)
 		fatal("the event loop failed");
 	/* The requests end first: their programs are told to stop. */
 	evfcgi_server_free(srv);
+	app_release();
 	cgi_free(cg);
 	event_base_free(base);
 	return rc;

@@ -81,6 +81,7 @@ teardown(void)
 {
 	if (srv != NULL)
 		evfcgi_server_free(srv);
+	app_release();
 	if (base != NULL)
 		event_base_free(base);
 	srv = NULL;
