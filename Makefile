@@ -190,13 +190,16 @@ valgrind: all
 # Every backend beside the machine's floor (bench/run: about 10 minutes;
 # BENCH_ARGS=--quick for a look in two and a half; results in bench/out),
 # then what --workers 2 can show here (bench/workers: about a minute), then
-# the slow-reader claim as a number.  The peers (Go, PHP-FPM) are
-# installed here if they can be, and skipped if not.
+# what a request costs, counted (bench/hotpath: system calls, allocations,
+# instructions, memory per idle connection; about two minutes), then the
+# slow-reader claim as a number.  The peers (Go, PHP-FPM) and strace are
+# installed here if they can be; a peer that is not is skipped.
 bench: all
 	sh scripts/install-deps bench || \
 		echo "bench: the peers could not be installed; they are skipped"
 	bash bench/run $(BENCH_ARGS)
 	bash bench/workers
+	bash bench/hotpath
 	bash tests/bench-slow-reader
 
 experiment: all
