@@ -187,7 +187,7 @@ check-unit: $(CHECKS)
 valgrind: all
 	bash tests/test_valgrind.sh
 
-# Every backend beside the machine's floor (bench/run: about 10 minutes;
+# Every backend beside the machine's floor (bench/run: about 14 minutes;
 # BENCH_ARGS=--quick for a look in two and a half; results in bench/out),
 # then what --workers 2 can show here (bench/workers: about a minute), then
 # what a request costs, counted (bench/hotpath: system calls, allocations,
