@@ -56,6 +56,7 @@ static int	conn_events_new(struct conn *, int);
 static void	conn_readcb(evutil_socket_t, short, void *);
 static void	conn_read(struct conn *);
 static void	conn_read_ended(struct conn *);
+static int	conn_io_error(struct conn *);
 static void	conn_writecb(evutil_socket_t, short, void *);
 static void	conn_flush(struct conn *);
 static void	conn_written(struct conn *);
@@ -472,7 +473,6 @@ conn_stage_flush(struct conn *c)
 	struct fcgi_out		*o = &c->c_link.rl_out;
 	struct fcgi_stage	*st = o->fo_stage;
 	ssize_t			 n = 0;
-	char			 why[128];
 
 	if (!c->c_staging)
 		return;
@@ -483,12 +483,8 @@ conn_stage_flush(struct conn *c)
 	}
 	if (st != NULL && st->fs_len > 0 &&
 	    (n = writev(c->c_fd, st->fs_iov, st->fs_niov)) == -1) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-			snprintf(why, sizeof(why), "socket error: %s",
-			    strerror(errno));
-			conn_close(c, why);
+		if (conn_io_error(c))
 			return;
-		}
 		n = 0;
 	}
 	if (n > 0) {
@@ -518,7 +514,6 @@ conn_read(struct conn *c)
 {
 	size_t	 room = CONN_INPUT_MAX - conn_input_len(c);
 	ssize_t	 n;
-	char	 why[128];
 
 	if (room > sizeof(conn_scratch))
 		room = sizeof(conn_scratch);
@@ -529,11 +524,24 @@ conn_read(struct conn *c)
 	}
 	if (n == 0)
 		conn_read_ended(c);
-	else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-		snprintf(why, sizeof(why), "socket error: %s",
-		    strerror(errno));
-		conn_close(c, why);
-	}
+	else
+		(void)conn_io_error(c);
+}
+
+/*
+ * A read or write of c's socket returned -1: for a socket error c is
+ * closed and 1 returned; 0 when errno only says "not now".
+ */
+static int
+conn_io_error(struct conn *c)
+{
+	char	 why[128];
+
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return 0;
+	snprintf(why, sizeof(why), "socket error: %s", strerror(errno));
+	conn_close(c, why);
+	return 1;
 }
 
 /* The peer sends no more: what it sent is still acted on, then c ends. */
@@ -808,16 +816,9 @@ conn_writecb(evutil_socket_t fd, short what, void *arg)
 static void
 conn_flush(struct conn *c)
 {
-	char	 why[128];
-
 	if (evbuffer_get_length(c->c_out) > 0 &&
-	    evbuffer_write(c->c_out, c->c_fd) == -1 &&
-	    errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-		snprintf(why, sizeof(why), "socket error: %s",
-		    strerror(errno));
-		conn_close(c, why);
+	    evbuffer_write(c->c_out, c->c_fd) == -1 && conn_io_error(c))
 		return;
-	}
 	conn_written(c);
 }
 
