@@ -37,6 +37,7 @@ static uint8_t	*out_reserve(struct fcgi_out *, size_t,
 static int	out_commit(struct fcgi_out *, size_t, struct evbuffer_iovec *);
 static int	queue_small(struct evbuffer *, const void *, size_t);
 static int	stage_copied(const struct fcgi_stage *, const void *);
+static struct iovec *stage_copy_tail(struct fcgi_stage *);
 
 static const uint8_t	zeros[8];
 
@@ -76,9 +77,6 @@ fcgi_out_spill(struct fcgi_out *o, size_t skip)
 			rc = evbuffer_add_reference(o->fo_queue, p, n, NULL,
 			    NULL);
 	}
-	st->fs_niov = 0;
-	st->fs_len = 0;
-	st->fs_used = 0;
 	return rc;
 }
 
@@ -104,6 +102,18 @@ stage_copied(const struct fcgi_stage *st, const void *p)
 	return b >= st->fs_buf && b < st->fs_buf + sizeof(st->fs_buf);
 }
 
+/* st's last extent when it is a copy (a new copy extends it), or NULL. */
+static struct iovec *
+stage_copy_tail(struct fcgi_stage *st)
+{
+	struct iovec	*last;
+
+	if (st->fs_niov == 0)
+		return NULL;
+	last = &st->fs_iov[st->fs_niov - 1];
+	return stage_copied(st, last->iov_base) ? last : NULL;
+}
+
 /*
  * n bytes of room in o: in its stage, else (the stage spilled) reserved in
  * its queue with v.  NULL when the queue could not grow.
@@ -112,13 +122,11 @@ static uint8_t *
 out_reserve(struct fcgi_out *o, size_t n, struct evbuffer_iovec *v)
 {
 	struct fcgi_stage	*st = o->fo_stage;
-	const struct iovec	*last;
 
 	if (st != NULL) {
-		last = st->fs_niov > 0 ? &st->fs_iov[st->fs_niov - 1] : NULL;
 		if (n <= sizeof(st->fs_buf) - st->fs_used &&
 		    n <= st->fs_cap - st->fs_len &&
-		    ((last != NULL && stage_copied(st, last->iov_base)) ||
+		    (stage_copy_tail(st) != NULL ||
 		    st->fs_niov < FCGI_STAGE_IOV))
 			return st->fs_buf + st->fs_used;
 		if (fcgi_out_spill(o, 0) == -1)
@@ -141,8 +149,7 @@ out_commit(struct fcgi_out *o, size_t n, struct evbuffer_iovec *v)
 		return evbuffer_commit_space(o->fo_queue, v, 1);
 	}
 	/* Copies made one after another are one extent. */
-	last = st->fs_niov > 0 ? &st->fs_iov[st->fs_niov - 1] : NULL;
-	if (last != NULL && stage_copied(st, last->iov_base))
+	if ((last = stage_copy_tail(st)) != NULL)
 		last->iov_len += n;
 	else
 		st->fs_iov[st->fs_niov++] = (struct iovec){

@@ -57,8 +57,9 @@ void	fcgi_out_stage(struct fcgi_out *o, struct fcgi_stage *st, size_t cap);
 
 /*
  * Queues what o's stage holds past its first skip bytes (written by the
- * caller) and takes the stage back, empty.  0, or -1 when the queue could
- * not grow (the stage is taken back all the same).
+ * caller) and takes the stage back (its contents mean nothing until it is
+ * lent again).  0, or -1 when the queue could not grow (the stage is
+ * taken back all the same).
  */
 int	fcgi_out_spill(struct fcgi_out *o, size_t skip);
 
