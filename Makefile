@@ -177,7 +177,7 @@ fuzz: fuzz/fuzz_conn
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 
 check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
-	sh tests/run-tests $(CHECKS) $(CHECKS_ASAN)
+	bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
 # The Check suites alone, no processes started: debian/rules runs them.
 check-unit: $(CHECKS)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# check: alone (its verdict is a ratio of fetch rates)
 # tools/slow-client-experiment --quick, the project's headline, in every
 # make check: behind the real nginx and lighttpd and direct, evfcgid keeps
 # 0.9 of its fast rate beside 10 slow clients of 8 MiB while the blocking

@@ -1,4 +1,5 @@
 #!/bin/bash
+# check: alone (it times throttled downloads)
 # tests/test_http_get.sh: tools/http_get, the throttled slow client, against
 # a real nginx serving static files from a temp dir on a loopback port.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# check: alone (it holds http_load's rates within 10% of ab's and wrk's)
 # tests/test_http_load.sh: tools/http_load against a real nginx serving
 # static files on a loopback port: counts, bytes, codes, -seconds, -rate,
 # throttling, checksums, failures; counts and rates against nginx's own

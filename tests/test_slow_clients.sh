@@ -1,4 +1,5 @@
 #!/bin/bash
+# check: alone (it holds fast clients' rates beside slow ones)
 # Slow clients behind the front ends, with the timeouts of the shipped
 # configuration scaled down: a client that keeps reading, however slowly,
 # gets its whole answer; one that stops reading for good is cut and what

@@ -1,4 +1,5 @@
 #!/bin/bash
+# check: alone (it measures /hello's rate beside a slow reader)
 # A slow reader at the FastCGI level: one connection reads a 64 MiB /size a
 # small read at a time while ten other connections make 1000 /hello
 # requests.  The fast requests all finish while the slow one is still
