@@ -445,7 +445,10 @@ typedef int	(*evfcgi_error_page)(struct evfcgi_req *req, int status,
 	    const char *detail, const char **ctype, char *buf, size_t size,
 	    void *arg);
 
-/* Sets srv's error page maker (NULL: the engine's text/plain); 0 or -1. */
+/*
+ * Sets srv's error page maker (NULL: the engine's text/plain).  Returns 0,
+ * or -1 when srv is NULL.
+ */
 int	evfcgi_set_error_page(struct evfcgi_server *srv, evfcgi_error_page fn,
 	    void *arg);
 
