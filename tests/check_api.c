@@ -687,6 +687,42 @@ START_TEST(peer_gone_quiet)
 }
 END_TEST
 
+/* Answers, then drains its server: evfcgi_run() returns. */
+static void
+h_bye(struct evfcgi_req *req, void *arg)
+{
+	struct evfcgi_server	*s = evfcgi_req_server(req);
+
+	*(int *)arg = evfcgi_req_base(req) != NULL;
+	evfcgi_respond(req, 200, "text/plain", "bye", 3);
+	evfcgi_drain(s);
+}
+
+/* No base, no limits: the server's own loop, freed with it (ASan). */
+START_TEST(own_base)
+{
+	struct evfcgi_server	*own;
+	const char		*nv[] = { "REQUEST_METHOD", "GET",
+	    "REQUEST_URI", "/bye", NULL };
+	int			 sv[2], had_base = 0;
+
+	ck_assert_ptr_nonnull(own = evfcgi_server_new(NULL, NULL));
+	ck_assert_uint_eq(evfcgi_get_limits(own)->max_body, lim.max_body);
+	ck_assert_int_eq(evfcgi_route(own, "/bye", h_bye, &had_base), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(evfcgi_adopt(own, sv[0]), 0);
+	close(fd);
+	fd = sv[1];
+	send_req(nv, NULL, 0, 0);
+	ck_assert_int_eq(evfcgi_run(own), 0);
+	ck_assert_int_eq(had_base, 1);
+	evfcgi_server_free(own);
+	take();
+	ck_assert(ended);
+	ck_assert_str_eq(body_of(), "bye");
+}
+END_TEST
+
 /* ---- partial */
 
 /*
@@ -841,7 +877,7 @@ main(void)
 	    query_pairs, query_param_lookup, path_rest_routes, route_body_cap,
 	    route_body_cap_above_max_body, route_body_cap_streamed,
 	    error_pages, printf_body, log_hook, log_ident, peer_gone_quiet,
-	    NULL);
+	    own_base, NULL);
 	suite_add_case(s, "partial", setup, teardown, 60,
 	    query_every_prefix, path_rest_every_prefix, body_cap_every_split,
 	    NULL);
