@@ -8,8 +8,9 @@
  *   GET    /api/items/ID  one item         DELETE /api/items/ID  204
  *
  * Errors: 400 bad JSON or query, 404, 405 with Allow, 413 past 16 KiB of
- * body (evfcgi_body_limit() on a streamed route), 415 for a body that is
- * not application/json.
+ * body, 415 for a body that is not application/json.  The engine answers
+ * 405 and 413 itself (the routes' methods and body cap), and 404 where no
+ * route is; evfcgi_set_error_page() makes those JSON like the rest.
  *
  * usage: json_api [--listen ADDR]   (without --listen: fd 0, a listening
  * socket, as under spawn-fcgi)
@@ -27,7 +28,6 @@
 #include <strings.h>
 
 #include <event2/buffer.h>
-#include <event2/event.h>
 #include <jansson.h>
 
 #include "evfcgi.h"
@@ -42,27 +42,18 @@ struct store {
 	json_int_t	 s_next;	/* the id the next item gets */
 };
 
-/* A body on its way in: collected here until it has ended. */
-struct upload {
-	struct store	*u_store;
-	struct evbuffer	*u_buf;
-};
-
 static void	route_items(struct evfcgi_req *, void *);
 static void	route_item(struct evfcgi_req *, void *);
-static void	route_none(struct evfcgi_req *, void *);
 static void	list_items(struct evfcgi_req *, struct store *);
 static void	take_body(struct evfcgi_req *, struct store *);
-static void	upload_body(struct evfcgi_req *, struct evbuffer *, int,
-		    void *);
-static void	upload_abort(struct evfcgi_req *, void *);
-static void	upload_done(struct evfcgi_req *, struct upload *, json_t *);
+static void	add_item(struct evfcgi_req *, struct store *, json_t *);
 static size_t	find_item(struct store *, json_int_t);
-static int	parse_uint(const char *, size_t, json_int_t, json_int_t *);
+static int	parse_uint(const char *, json_int_t, json_int_t *);
 static void	send_json(struct evfcgi_req *, int, json_t *);
 static void	send_error(struct evfcgi_req *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
-static void	free_dump(const void *, void *);
+static int	error_page(struct evfcgi_req *, int, const char *,
+		    const char **, char *, size_t, void *);
 
 static const char usage[] =
     "usage: json_api [--listen ADDR]\n"
@@ -78,9 +69,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct evfcgi_limits	 lim;
 	struct evfcgi_server	*srv;
-	struct event_base	*base;
 	struct store		 st = { NULL, 1 };
 	const char		*addr = NULL;
 	char			 err[256];
@@ -105,22 +94,21 @@ main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	evfcgi_limits_default(&lim);
+	/* The server's own loop, with the default limits. */
 	if ((st.s_items = json_array()) == NULL ||
-	    (base = event_base_new()) == NULL ||
-	    (srv = evfcgi_server_new(base, &lim)) == NULL) {
+	    (srv = evfcgi_server_new(NULL, NULL)) == NULL) {
 		fprintf(stderr, "json_api: out of memory\n");
 		return 1;
 	}
-	/* Streamed, so that the handler sets the body's cap before it comes. */
-	if (evfcgi_route_ex(srv, "/api/items", EVFCGI_ROUTE_STREAM, NULL,
+	if (evfcgi_route_methods(srv, "/api/items", "GET,HEAD,POST",
 	    route_items, &st) == -1 ||
-	    evfcgi_route_ex(srv, "/api/items/", EVFCGI_ROUTE_PREFIX |
-	    EVFCGI_ROUTE_STREAM, NULL, route_item, &st) == -1) {
+	    evfcgi_route_body_limit(srv, "/api/items", 0, MAX_BODY) == -1 ||
+	    evfcgi_route_ex(srv, "/api/items/", EVFCGI_ROUTE_PREFIX,
+	    "GET,HEAD,DELETE", route_item, &st) == -1 ||
+	    evfcgi_set_error_page(srv, error_page, NULL) == -1) {
 		fprintf(stderr, "json_api: cannot add routes\n");
 		return 1;
 	}
-	evfcgi_route_default(srv, route_none, NULL);
 	if (addr != NULL ? evfcgi_listen(srv, addr, 0660, err,
 	    sizeof(err)) == -1 : evfcgi_listen_fd(srv, 0) == -1) {
 		fprintf(stderr, "json_api: %s\n%s", addr != NULL ? err :
@@ -131,7 +119,6 @@ main(int argc, char **argv)
 		fprintf(stderr, "json_api: signals not handled\n");
 	rc = evfcgi_run(srv);
 	evfcgi_server_free(srv);
-	event_base_free(base);
 	json_decref(st.s_items);
 	return rc == 0 ? 0 : 1;
 }
@@ -140,74 +127,58 @@ main(int argc, char **argv)
 static void
 route_items(struct evfcgi_req *req, void *arg)
 {
-	const char	*m = evfcgi_method(req);
-
-	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
-		list_items(req, arg);
-	else if (strcmp(m, "POST") == 0)
+	if (strcmp(evfcgi_method(req), "POST") == 0)
 		take_body(req, arg);
-	else {
-		evfcgi_header_add(req, "Allow", "GET, HEAD, POST");
-		send_error(req, 405, "method %s not allowed here", m);
-	}
+	else
+		list_items(req, arg);
 }
 
-/* /api/items/ID: one item, read or deleted. */
+/* /api/items/ID: one item, read (GET, HEAD) or deleted (DELETE). */
 static void
 route_item(struct evfcgi_req *req, void *arg)
 {
 	struct store	*st = arg;
-	const char	*m = evfcgi_method(req);
-	const char	*id_s = evfcgi_path(req) + strlen("/api/items/");
 	json_int_t	 id;
 	size_t		 i;
 
-	if (parse_uint(id_s, strlen(id_s), INT64_MAX, &id) == -1 ||
+	if (parse_uint(evfcgi_path_rest(req), INT64_MAX, &id) == -1 ||
 	    (i = find_item(st, id)) == (size_t)-1) {
 		send_error(req, 404, "no such item");
 		return;
 	}
-	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
+	if (strcmp(evfcgi_method(req), "DELETE") != 0) {
 		send_json(req, 200, json_incref(json_array_get(st->s_items, i)));
-	else if (strcmp(m, "DELETE") == 0) {
-		json_array_remove(st->s_items, i);
-		/* No Content-Length on a 204 (RFC 9110 8.6). */
-		evfcgi_header(req, 204, NULL, -1);
-		evfcgi_finish(req);
-	} else {
-		evfcgi_header_add(req, "Allow", "GET, HEAD, DELETE");
-		send_error(req, 405, "method %s not allowed here", m);
+		return;
 	}
-}
-
-static void
-route_none(struct evfcgi_req *req, void *arg)
-{
-	(void)arg;
-	send_error(req, 404, "no such resource");
+	json_array_remove(st->s_items, i);
+	/* No Content-Length on a 204 (RFC 9110 8.6). */
+	evfcgi_header(req, 204, NULL, -1);
+	evfcgi_finish(req);
 }
 
 /* GET /api/items: "limit=N&offset=N", in any order, both optional. */
 static void
 list_items(struct evfcgi_req *req, struct store *st)
 {
-	const char	*q = evfcgi_query(req), *amp, *eq;
+	const char	*name, *val;
 	json_int_t	 limit = 100, offset = 0, *v;
 	json_t		*out;
-	size_t		 n;
+	size_t		 n, i = 0;
+	int		 rc;
 
-	for (; *q != '\0'; q = *amp == '&' ? amp + 1 : amp) {
-		amp = q + strcspn(q, "&");
-		eq = q + strcspn(q, "=&");
-		v = eq - q == 5 && strncmp(q, "limit", 5) == 0 ? &limit :
-		    eq - q == 6 && strncmp(q, "offset", 6) == 0 ? &offset : NULL;
-		if (v == NULL || *eq != '=' || parse_uint(eq + 1, (size_t)(amp -
-		    eq - 1), v == &limit ? MAX_LIMIT : INT64_MAX, v) == -1) {
-			send_error(req, 400, "bad query at '%.*s': expected "
-			    "limit=0..%d, offset=N", (int)(amp - q < 40 ?
-			    amp - q : 40), q, MAX_LIMIT);
+	while ((rc = evfcgi_query_next(req, &i, &name, &val)) == 1) {
+		v = strcmp(name, "limit") == 0 ? &limit :
+		    strcmp(name, "offset") == 0 ? &offset : NULL;
+		if (v == NULL || parse_uint(val, v == &limit ? MAX_LIMIT :
+		    INT64_MAX, v) == -1) {
+			send_error(req, 400, "bad query at '%.40s': expected "
+			    "limit=0..%d, offset=N", name, MAX_LIMIT);
 			return;
 		}
+	}
+	if (rc == -1) {
+		send_error(req, 400, "malformed query");
+		return;
 	}
 	n = json_array_size(st->s_items);
 	out = json_array();
@@ -217,81 +188,39 @@ list_items(struct evfcgi_req *req, struct store *st)
 	    (json_int_t)n));
 }
 
-/*
- * POST: the body is capped before it comes, then collected as it arrives;
- * upload_body() acts once it has ended.
- */
+/* POST: the body is whole here (the engine answered 413 past MAX_BODY). */
 static void
 take_body(struct evfcgi_req *req, struct store *st)
 {
 	const char	*ct = evfcgi_param(req, "CONTENT_TYPE");
-	struct upload	*u;
+	struct evbuffer	*body = evfcgi_body(req);
+	size_t		 len = evbuffer_get_length(body);
+	json_error_t	 jerr;
+	json_t		*doc;
 
 	if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
 	    (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ')) {
 		send_error(req, 415, "the body must be application/json");
 		return;
 	}
-	/* -1: CONTENT_LENGTH says more already (past it later: the engine). */
-	if (evfcgi_body_limit(req, MAX_BODY) == -1) {
-		send_error(req, 413, "a body of at most %d bytes", MAX_BODY);
-		return;
-	}
-	if ((u = calloc(1, sizeof(*u))) == NULL ||
-	    (u->u_buf = evbuffer_new()) == NULL) {
-		free(u);
-		evfcgi_respond_error(req, 503, "out of memory");
-		return;
-	}
-	u->u_store = st;
-	evfcgi_on_abort(req, upload_abort, u);
-	evfcgi_on_body(req, upload_body, u);
-}
-
-/* Takes what arrived (so the engine keeps reading); parses at the end. */
-static void
-upload_body(struct evfcgi_req *req, struct evbuffer *body, int done,
-    void *arg)
-{
-	struct upload	*u = arg;
-	json_error_t	 jerr;
-	json_t		*doc;
-	size_t		 len;
-
-	evbuffer_add_buffer(u->u_buf, body);
-	if (!done)
-		return;
-	evfcgi_on_abort(req, NULL, NULL);
-	len = evbuffer_get_length(u->u_buf);
-	doc = json_loadb((const char *)evbuffer_pullup(u->u_buf, -1), len,
-	    JSON_REJECT_DUPLICATES, &jerr);
-	if (len == 0)
+	if (len == 0) {
 		send_error(req, 400, "an empty body: expected a JSON object");
-	else if (doc == NULL)
+		return;
+	}
+	doc = json_loadb((const char *)evbuffer_pullup(body, -1), len,
+	    JSON_REJECT_DUPLICATES, &jerr);
+	if (doc == NULL)
 		send_error(req, 400, "bad JSON at line %d, column %d: %s",
 		    jerr.line, jerr.column, jerr.text);
 	else
-		upload_done(req, u, doc);
+		add_item(req, st, doc);
 	json_decref(doc);
-	upload_abort(req, u);	/* frees u: the request is gone */
-}
-
-/* Frees the upload; the request dies without the application. */
-static void
-upload_abort(struct evfcgi_req *req, void *arg)
-{
-	struct upload	*u = arg;
-
-	(void)req;
-	evbuffer_free(u->u_buf);
-	free(u);
 }
 
 /* A parsed body: checked against the item's shape, then stored. */
 static void
-upload_done(struct evfcgi_req *req, struct upload *u, json_t *doc)
+add_item(struct evfcgi_req *req, struct store *st, json_t *doc)
 {
-	struct store	*st = u->u_store;
 	json_error_t	 jerr;
 	json_t		*item;
 	const char	*title;
@@ -316,7 +245,7 @@ upload_done(struct evfcgi_req *req, struct upload *u, json_t *doc)
 	    "done", done);
 	if (item == NULL || json_array_append(st->s_items, item) == -1) {
 		json_decref(item);
-		evfcgi_respond_error(req, 503, "out of memory");
+		send_error(req, 503, "out of memory");
 		return;
 	}
 	snprintf(loc, sizeof(loc), "/api/items/%" JSON_INTEGER_FORMAT,
@@ -338,12 +267,12 @@ find_item(struct store *st, json_int_t id)
 	return (size_t)-1;
 }
 
-/* Parses len bytes of s as a decimal up to max: 0, or -1 when not one. */
+/* Parses s as a decimal up to max: 0, or -1 when not one. */
 static int
-parse_uint(const char *s, size_t len, json_int_t max, json_int_t *out)
+parse_uint(const char *s, json_int_t max, json_int_t *out)
 {
 	json_int_t	 v = 0;
-	size_t		 i;
+	size_t		 i, len = strlen(s);
 
 	if (len == 0 || len > 18)
 		return -1;
@@ -358,54 +287,62 @@ parse_uint(const char *s, size_t len, json_int_t max, json_int_t *out)
 	return 0;
 }
 
-/*
- * Answers status with v as compact JSON and a newline; takes v's
- * reference.  The dump goes out by reference and is freed once sent.
- */
+/* Answers status with v as compact JSON and a newline; takes v's reference. */
 static void
 send_json(struct evfcgi_req *req, int status, json_t *v)
 {
 	char	*s = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
-	size_t	 len;
 
 	json_decref(v);
 	if (s == NULL) {
-		evfcgi_respond_error(req, 503, "out of memory");
+		send_error(req, 503, "out of memory");
 		return;
 	}
-	len = strlen(s);
 	if (evfcgi_header(req, status, "application/json",
-	    (long long)len + 1) == -1) {
-		free(s);
-		evfcgi_respond_error(req, 500, NULL);
-		return;
-	}
-	evfcgi_write_ref_free(req, s, len, free_dump, NULL);
-	evfcgi_write_ref(req, "\n", 1);
+	    (long long)strlen(s) + 1) == 0)
+		evfcgi_printf(req, "%s\n", s);
+	free(s);
 	evfcgi_finish(req);
 }
 
-/* {"error": message, "status": status}; jansson checks the text's UTF-8. */
+/* An error answer; error_page() makes its JSON. */
 static void
 send_error(struct evfcgi_req *req, int status, const char *fmt, ...)
 {
 	va_list	 ap;
 	char	 msg[512];
-	json_t	*v;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if ((v = json_pack("{s:s, s:i}", "error", msg, "status", status)) ==
-	    NULL)	/* msg quoted bytes that are not UTF-8 */
-		v = json_pack("{s:s, s:i}", "error", "bad request", "status",
-		    status);
-	send_json(req, status, v);
+	evfcgi_respond_error(req, status, msg);
 }
 
-static void
-free_dump(const void *data, void *arg)
+/*
+ * Every error answer, the engine's too: {"error": detail, "status": N}
+ * and a newline; jansson checks the text's UTF-8.
+ */
+static int
+error_page(struct evfcgi_req *req, int status, const char *detail,
+    const char **ctype, char *buf, size_t size, void *arg)
 {
+	json_t	*v;
+	size_t	 n;
+
+	(void)req;
 	(void)arg;
-	free((void *)data);
+	if (detail == NULL)
+		detail = status == 404 ? "no such resource" : status == 405 ?
+		    "method not allowed here" : "request refused";
+	if ((v = json_pack("{s:s, s:i}", "error", detail, "status",
+	    status)) == NULL)	/* detail quoted bytes that are not UTF-8 */
+		v = json_pack("{s:s, s:i}", "error", "bad request", "status",
+		    status);
+	n = v != NULL ? json_dumpb(v, buf, size - 1, JSON_COMPACT) : 0;
+	json_decref(v);
+	if (n == 0 || n > size - 1)
+		return -1;
+	buf[n] = '\n';
+	*ctype = "application/json";
+	return (int)n + 1;
 }

@@ -539,6 +539,13 @@ conn_io_error(struct conn *c)
 
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 		return 0;
+	if (errno == EPIPE || errno == ECONNRESET) {
+		/* A front end drops a connection when its client left: routine. */
+		log_debug("%s: the peer closed the connection (%s)", c->c_peer,
+		    strerror(errno));
+		conn_close(c, NULL);
+		return 1;
+	}
 	snprintf(why, sizeof(why), "socket error: %s", strerror(errno));
 	conn_close(c, why);
 	return 1;

@@ -395,7 +395,7 @@ static void
 conn_route(struct conn *c, struct evfcgi_req *r)
 {
 	const struct conn_env	*env = c->c_env;
-	struct req_route	 rt = { NULL, NULL, 0, NULL };
+	struct req_route	 rt = { .rr_fn = NULL };
 
 	env->ce_route(env->ce_arg, evfcgi_path(r), evfcgi_method(r), &rt);
 	req_route(r, &rt, budget_over(env->ce_budget));

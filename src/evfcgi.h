@@ -32,6 +32,7 @@
 #ifndef EVFCGI_H
 #define EVFCGI_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -134,7 +135,9 @@ void	evfcgi_limits_default(struct evfcgi_limits *lim);
 
 /*
  * Makes a server on base with a copy of lim.  Returns NULL when lim is
- * inconsistent (low_water above high_water, a zero cap).
+ * inconsistent (low_water above high_water, a zero cap).  base NULL: the
+ * server makes its own, freed with it (evfcgi_req_base() gives it); lim
+ * NULL: the defaults.
  */
 struct evfcgi_server *evfcgi_server_new(struct event_base *base,
 	    const struct evfcgi_limits *lim);
@@ -370,5 +373,107 @@ void	evfcgi_respond(struct evfcgi_req *req, int status, const char *ctype,
  */
 void	evfcgi_respond_error(struct evfcgi_req *req, int status,
 	    const char *detail);
+
+/*
+ * ---- Conveniences: the query, the path below a prefix route, a body cap
+ * per route, the engine's error pages, printf, the log.  Each returns an
+ * int or states its error value.  An application that uses none of them
+ * pays nothing for them.
+ */
+
+/*
+ * The query string (QUERY_STRING) read as form data: pairs split by '&',
+ * a name split from its value by the first '=' (none: the value is ""),
+ * '+' a space, %XX escapes decoded; empty pairs ("a=1&&b=2") are skipped.
+ * A '%' not followed by two hex digits, or %00, makes the whole query
+ * malformed.  Decoded once, at the first call, into memory the request
+ * owns and keeps for the next one (so, in steady state, no allocation);
+ * the strings are NUL-ended and valid until the request ends.
+ */
+
+/*
+ * Sets *value to the value of the first pair named name.  Returns 1; 0
+ * when no pair has that name (*value NULL); -1 (*value NULL) when the
+ * query is malformed (errno EINVAL: answer 400) or out of memory (ENOMEM).
+ */
+int	evfcgi_query_param(struct evfcgi_req *req, const char *name,
+	    const char **value);
+
+/*
+ * Iterates over the pairs in the order they came: start with *i = 0;
+ * returns 1 with *name and *value set (and *i advanced), 0 at the end, -1
+ * as evfcgi_query_param() when the query is malformed or out of memory.
+ */
+int	evfcgi_query_next(struct evfcgi_req *req, size_t *i,
+	    const char **name, const char **value);
+
+/*
+ * The part of evfcgi_path() below the route that took the request: what
+ * follows the prefix of a prefix route ("/api/" took "/api/items/7":
+ * "items/7"), "" for an exact route, the whole path for the default
+ * handler.  Decoded as evfcgi_path() is; never NULL; owned by the request.
+ */
+const char *evfcgi_path_rest(struct evfcgi_req *req);
+
+/*
+ * Caps the body of the requests that the route registered for path (and
+ * of the kind flags says: EVFCGI_ROUTE_PREFIX or not) takes, at max bytes.
+ * A longer body is answered 413 by the engine (from CONTENT_LENGTH before
+ * it comes, else as soon as it passes max) and the handler never runs.
+ * On a route that is not streamed, max takes the place of max_body for
+ * it (larger or smaller; max_input still caps what all requests hold); on
+ * a streamed one it is the cap evfcgi_body_limit() sets, which the
+ * handler may still change.  max 0 removes the route's cap.  Registering
+ * the route again removes it too.  Returns 0, or -1 when no route has
+ * that path and kind.
+ */
+int	evfcgi_route_body_limit(struct evfcgi_server *srv, const char *path,
+	    int flags, uint64_t max);
+
+/*
+ * Makes the body of every error answer: the engine's own (400, 404, 405,
+ * 413, 431, 500, 503 ...) and evfcgi_respond_error()'s.  Called with the
+ * status and the engine's detail (or NULL), *ctype set to "text/plain";
+ * it writes at most size (EVFCGI_ERROR_PAGE_MAX) bytes into buf, may set
+ * *ctype to a string that stays valid after it returns (a literal), and
+ * returns the body's length.  Returning -1 (or more than size) sends the
+ * engine's own page.  It may read req (evfcgi_param() ...) but must not
+ * answer it.
+ */
+#define EVFCGI_ERROR_PAGE_MAX	4096
+typedef int	(*evfcgi_error_page)(struct evfcgi_req *req, int status,
+	    const char *detail, const char **ctype, char *buf, size_t size,
+	    void *arg);
+
+/*
+ * Sets srv's error page maker (NULL: the engine's text/plain).  Returns 0,
+ * or -1 when srv is NULL.
+ */
+int	evfcgi_set_error_page(struct evfcgi_server *srv, evfcgi_error_page fn,
+	    void *arg);
+
+/*
+ * Formats as printf(3) and writes the result as body, after the header.
+ * Returns the number of bytes formatted (for HEAD too, whose body is
+ * dropped), or -1 when evfcgi_write() would fail or out of memory.
+ */
+int	evfcgi_printf(struct evfcgi_req *req, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	evfcgi_vprintf(struct evfcgi_req *req, const char *fmt, va_list ap)
+	    __attribute__((format(printf, 2, 0)));
+
+/*
+ * The library's log, for the whole process (evfcgid's own defaults:
+ * stderr, "TIME evfcgid[PID] LEVEL: text", LOG_INFO).  Lines of priority
+ * (syslog's: LOG_ERR 3, LOG_WARNING 4, LOG_INFO 6, LOG_DEBUG 7) above
+ * level are dropped before they are formatted; level -1 drops them all.
+ * With fn NULL lines go where they went, named ident (NULL: unchanged;
+ * at most 63 bytes); with fn, each line is handed to fn, without time,
+ * name or newline, msg valid during the call.  Returns 0, or -1 (nothing
+ * changed) when level is not in -1..7 or ident is too long.
+ */
+typedef void	(*evfcgi_log_fn)(int prio, const char *msg, void *arg);
+int	evfcgi_set_log(const char *ident, int level, evfcgi_log_fn fn,
+	    void *arg);
 
 #endif /* EVFCGI_H */

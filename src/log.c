@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evfcgi.h"
 #include "log.h"
 
 static const char	*log_ident = "evfcgid";
@@ -20,6 +21,9 @@ static const char	*log_path;
 static int		 log_level = LOG_INFO;
 static int		 log_syslog;
 static int		 log_fd = STDERR_FILENO;
+static char		 log_ident_buf[64];
+static evfcgi_log_fn	 log_hook;	/* evfcgi_set_log(): takes every line */
+static void		*log_hook_arg;
 
 static const char	*prio_name(int);
 
@@ -84,6 +88,13 @@ log_msg(int prio, const char *fmt, ...)
 	if (!log_enabled(prio))
 		return;
 	va_start(ap, fmt);
+	if (log_hook != NULL) {
+		(void)vsnprintf(line, sizeof(line), fmt, ap);
+		va_end(ap);
+		log_hook(prio, line, log_hook_arg);
+		errno = saved;
+		return;
+	}
 	if (log_syslog) {
 		vsyslog(prio, fmt, ap);
 		va_end(ap);
@@ -105,6 +116,22 @@ log_msg(int prio, const char *fmt, ...)
 	/* One write per line keeps lines whole when several processes log. */
 	(void)!write(log_fd, line, (size_t)(n + m + 1));
 	errno = saved;
+}
+
+int
+evfcgi_set_log(const char *ident, int level, evfcgi_log_fn fn, void *arg)
+{
+	if (level < -1 || level > LOG_DEBUG ||
+	    (ident != NULL && strlen(ident) >= sizeof(log_ident_buf)))
+		return -1;
+	if (ident != NULL) {
+		memcpy(log_ident_buf, ident, strlen(ident) + 1);
+		log_ident = log_ident_buf;
+	}
+	log_level = level;
+	log_hook = fn;
+	log_hook_arg = arg;
+	return 0;
 }
 
 void

@@ -25,6 +25,7 @@
 static int	req_decode_params(struct evfcgi_req *, const char **);
 static int	req_cgi_path(struct evfcgi_req *);
 static int	req_cgi_body(struct evfcgi_req *, int);
+static uint64_t	req_body_cap(struct evfcgi_req *);
 static int	req_stream_add(struct evfcgi_req *, const void *, size_t);
 static void	req_engine_end(struct evfcgi_req *, int, const char *);
 static void	req_body_cb(struct evbuffer *, const struct evbuffer_cb_info *,
@@ -104,6 +105,7 @@ req_from_pool(struct req_pool *pool)
 	r->r_mem = keep.r_mem;
 	r->r_pathbuf = keep.r_pathbuf;
 	r->r_hdrs = keep.r_hdrs;
+	r->r_query = keep.r_query;
 	r->r_pv = keep.r_pv;
 	r->r_pvcap = keep.r_pvcap;
 	r->r_body = keep.r_body;
@@ -119,6 +121,7 @@ req_destroy(struct evfcgi_req *r)
 	free(r->r_mem.b_p);
 	free(r->r_pathbuf.b_p);
 	free(r->r_hdrs.b_p);
+	free(r->r_query.b_p);
 	free(r->r_pv);
 	free(r);
 }
@@ -218,6 +221,7 @@ req_free(struct evfcgi_req *r)
 	buf_reset(&r->r_mem, REQ_KEEP);
 	buf_reset(&r->r_pathbuf, REQ_KEEP);
 	buf_reset(&r->r_hdrs, REQ_KEEP);
+	buf_reset(&r->r_query, REQ_KEEP);
 	if (r->r_pvcap * sizeof(*r->r_pv) > REQ_KEEP) {
 		free(r->r_pv);
 		r->r_pv = NULL;
@@ -336,12 +340,21 @@ req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 	}
 	r->r_fn = rt->rr_fn;
 	r->r_fn_arg = rt->rr_arg;
+	r->r_plen = rt->rr_plen;
+	r->r_route_max = rt->rr_body_max;
 	if (rt->rr_fn == NULL || !(rt->rr_flags & EVFCGI_ROUTE_STREAM)) {
 		(void)req_cgi_body(r, 0);
 		return;
 	}
 	if (req_cgi_body(r, 1) == -1)
 		return;
+	r->r_body_max = rt->rr_body_max;
+	if (r->r_body_max > 0 && r->r_clen >= 0 &&
+	    (uint64_t)r->r_clen > r->r_body_max) {
+		r->r_link->rl_env->re_st->rejected++;
+		evfcgi_respond_error(r, 413, "request body above the limit");
+		return;
+	}
 	r->r_stream = 1;
 	r->r_body_open = 1;
 	req_dispatch(r, full);
@@ -470,10 +483,19 @@ req_cgi_path(struct evfcgi_req *r)
 	return 0;
 }
 
+/* The cap of r's body, not streamed: its route's, else max_body. */
+static uint64_t
+req_body_cap(struct evfcgi_req *r)
+{
+	return r->r_route_max > 0 ? r->r_route_max :
+	    r->r_link->rl_env->re_lim->max_body;
+}
+
 /*
- * Checks CONTENT_LENGTH: not a number is answered 400, above max_body 413.
+ * Checks CONTENT_LENGTH: not a number is answered 400, above its cap 413
+ * (req_body_cap()).
  * Absent, empty or negative (Caddy sends -1 for a chunked upload) means
- * not known: the body is read to its empty STDIN record, within max_body.
+ * not known: the body is read to its empty STDIN record, within that cap.
  * A streamed body (stream) is only checked for its syntax: it is neither
  * capped by max_body nor charged ahead.  Returns 0 when the request goes
  * on, -1 when it was answered.
@@ -504,7 +526,7 @@ req_cgi_body(struct evfcgi_req *r, int stream)
 	r->r_clen = (long long)clen;
 	if (stream)
 		return 0;
-	if (clen > r->r_link->rl_env->re_lim->max_body) {
+	if (clen > req_body_cap(r)) {
 		r->r_link->rl_env->re_st->rejected++;
 		evfcgi_respond_error(r, 413, "request body above the limit");
 		return -1;
@@ -526,7 +548,7 @@ req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 
 	if (r->r_stream)
 		return req_stream_add(r, p, len);
-	if (have + len > r->r_link->rl_env->re_lim->max_body) {
+	if (have + len > req_body_cap(r)) {
 		r->r_link->rl_env->re_st->rejected++;
 		req_drop_body(r, 413, "request body above the limit");
 		return 0;

@@ -61,6 +61,8 @@ struct req_route {
 	void		*rr_arg;
 	int		 rr_flags;	/* EVFCGI_ROUTE_* */
 	const char	*rr_allow;	/* not NULL: 405, with this Allow */
+	size_t		 rr_plen;	/* path bytes the route matched */
+	uint64_t	 rr_body_max;	/* evfcgi_route_body_limit(), 0: none */
 };
 
 /* A byte buffer that keeps its room from one request to the next. */
@@ -97,6 +99,8 @@ struct req_env {
 	/* r has been answered (END_REQUEST queued); may be NULL. */
 	void	(*re_finished)(void *arg, struct evfcgi_req *r);
 	void				*re_finished_arg;
+	evfcgi_error_page		 re_errpage;	/* or NULL */
+	void				*re_errpage_arg;
 };
 
 /* What a connection lends all its requests; owned by the connection. */
@@ -130,6 +134,7 @@ struct evfcgi_req {
 	struct req_buf		 r_mem;		/* the pairs, NUL-ended */
 	struct req_buf		 r_pathbuf;	/* what r_path points to */
 	struct req_buf		 r_hdrs;	/* evfcgi_header_add() lines */
+	struct req_buf		 r_query;	/* the query's pairs (query.c) */
 	struct param		*r_pv;		/* parsed, into r_mem */
 	size_t			 r_pvcap;
 	struct evbuffer		*r_body;
@@ -143,6 +148,10 @@ struct evfcgi_req {
 	void			*r_abort_arg;
 	evfcgi_handler		 r_fn;		/* routed to, at end of PARAMS */
 	void			*r_fn_arg;
+	size_t			 r_plen;	/* of r_path, the route's part */
+	uint64_t		 r_route_max;	/* the route's body cap, 0: none */
+	size_t			 r_nq;		/* pairs in r_query */
+	int			 r_qstate;	/* 0 not decoded, 1, -1 bad */
 	/* A streamed body (EVFCGI_ROUTE_STREAM): */
 	unsigned		 r_stream:1;
 	unsigned		 r_body_open:1;	/* its empty STDIN not yet in */
@@ -260,5 +269,12 @@ const char *req_status_text(int status);
  */
 int	req_header(struct evfcgi_req *, int status, const char *reason,
 	    const char *ctype, long long content_length);
+
+/*
+ * Answers status with the body the server's error page maker gives
+ * (query.c).  Returns 0 when it did (r is gone), -1 when there is no
+ * maker or it declined: the caller sends the engine's own page.
+ */
+int	req_error_page(struct evfcgi_req *r, int status, const char *detail);
 
 #endif /* REQUEST_H */

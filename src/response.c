@@ -528,6 +528,8 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 		evfcgi_finish(r);
 		return;
 	}
+	if (req_error_page(r, status, detail) == 0)
+		return;
 	n = snprintf(body, sizeof(body), "%d %s%s%s\n", status,
 	    req_status_text(status), detail != NULL ? ": " : "",
 	    detail != NULL ? detail : "");

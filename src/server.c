@@ -73,7 +73,13 @@ struct evfcgi_server *
 evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 {
 	struct evfcgi_server	*srv;
+	struct evfcgi_limits	 def;
+	struct event_base	*own = NULL;
 
+	if (lim == NULL) {
+		evfcgi_limits_default(&def);
+		lim = &def;
+	}
 	if (lim->max_conns == 0 || lim->max_reqs == 0 ||
 	    lim->max_reqs > 65535 || lim->high_water == 0 ||
 	    lim->low_water > lim->high_water || lim->max_queued == 0 ||
@@ -81,8 +87,15 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 	    lim->header_timeout <= 0 || lim->idle_timeout <= 0 ||
 	    lim->write_timeout <= 0 || lim->drain_timeout <= 0)
 		return NULL;
-	if ((srv = calloc(1, sizeof(*srv))) == NULL)
+	/* No base: the server's own, for an application that needs no other. */
+	if (base == NULL && (base = own = event_base_new()) == NULL)
 		return NULL;
+	if ((srv = calloc(1, sizeof(*srv))) == NULL) {
+		if (own != NULL)
+			event_base_free(own);
+		return NULL;
+	}
+	srv->srv_own_base = own;
 	srv->srv_base = base;
 	srv->srv_lim = *lim;
 	TAILQ_INIT(&srv->srv_conns);
@@ -163,6 +176,8 @@ evfcgi_server_free(struct evfcgi_server *srv)
 	req_pool_fini(&srv->srv_pool);
 	allow_free(&srv->srv_allow);
 	access_log_close(srv->srv_alog);
+	if (srv->srv_own_base != NULL)
+		event_base_free(srv->srv_own_base);
 	free(srv);
 }
 
@@ -234,6 +249,33 @@ evfcgi_route_ex(struct evfcgi_server *srv, const char *path, int flags,
 	}
 	srv->srv_routes = rt;
 	rt[srv->srv_nroutes++] = nrt;
+	return 0;
+}
+
+int
+evfcgi_route_body_limit(struct evfcgi_server *srv, const char *path,
+    int flags, uint64_t max)
+{
+	size_t	 i;
+
+	for (i = 0; i < srv->srv_nroutes; i++)
+		if (strcmp(srv->srv_routes[i].rt_path, path) == 0 &&
+		    (srv->srv_routes[i].rt_flags & EVFCGI_ROUTE_PREFIX) ==
+		    (flags & EVFCGI_ROUTE_PREFIX)) {
+			srv->srv_routes[i].rt_body_max = max;
+			return 0;
+		}
+	return -1;
+}
+
+int
+evfcgi_set_error_page(struct evfcgi_server *srv, evfcgi_error_page fn,
+    void *arg)
+{
+	if (srv == NULL)
+		return -1;
+	srv->srv_env.ce_req.re_errpage = fn;
+	srv->srv_env.ce_req.re_errpage_arg = arg;
 	return 0;
 }
 
@@ -324,6 +366,7 @@ server_route(void *arg, const char *path, const char *method,
 			best = r;
 	}
 	if (best == NULL) {
+		rt->rr_plen = 0;
 		rt->rr_fn = srv->srv_default_fn;
 		rt->rr_arg = srv->srv_default_arg;
 		return;
@@ -336,6 +379,8 @@ server_route(void *arg, const char *path, const char *method,
 	rt->rr_fn = best->rt_fn;
 	rt->rr_arg = best->rt_arg;
 	rt->rr_flags = best->rt_flags;
+	rt->rr_plen = best->rt_len;
+	rt->rr_body_max = best->rt_body_max;
 }
 
 /* A connection closed (conn_env's closed): may resume accepting or exit. */

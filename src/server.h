@@ -26,6 +26,7 @@ struct route {
 	char		*rt_allow;	/* "GET, HEAD": the methods; NULL: all */
 	evfcgi_handler	 rt_fn;
 	void		*rt_arg;
+	uint64_t	 rt_body_max;	/* evfcgi_route_body_limit(), 0: none */
 };
 
 struct listener {
@@ -40,6 +41,7 @@ TAILQ_HEAD(conn_list, conn);
 
 struct evfcgi_server {
 	struct event_base	*srv_base;
+	struct event_base	*srv_own_base;	/* made by evfcgi_server_new() */
 	struct evfcgi_limits	 srv_lim;
 	struct evfcgi_stats	 srv_st;
 	struct budget		 srv_budget;	/* the global output cap */

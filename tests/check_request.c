@@ -129,7 +129,7 @@ req_with(const char *const *nv)
 		ck_assert_int_eq(req_params_add(r, buf, len), 0);
 	ck_assert_int_eq(req_params_end(r, &why), 0);
 	if (r->r_state == REQ_STDIN)
-		req_route(r, &(struct req_route){ NULL, NULL, 0, NULL }, 0);
+		req_route(r, &(struct req_route){ .rr_fn = NULL }, 0);
 	return r;
 }
 

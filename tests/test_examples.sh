@@ -142,7 +142,7 @@ json_checks() {
 	head -c 20000 /dev/zero | tr '\0' ' ' >"$T/big.json"
 	printf '{"title":"big"}' >>"$T/big.json"
 	hreq "${j[@]}" --data-binary "@$T/big.json" /api/items
-	jcheck "json: POST 20 kB (cap 16 KiB, evfcgi_body_limit): 413 as JSON" 413 \
+	jcheck "json: POST 20 kB (cap 16 KiB, evfcgi_route_body_limit): 413 as JSON" 413 \
 		'.status == 413'
 	hreq -X PUT "${j[@]}" --data-binary '{}' /api/items/2
 	jcheck "json: PUT /api/items/2: 405 as JSON" 405 '.status == 405'

@@ -1,0 +1,72 @@
+/*
+ * reply.c: conveniences over response.c: a printf-style body write, and
+ * the application's own page for error answers (evfcgi_set_error_page()).
+ */
+#include <sys/types.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "request.h"
+
+int
+evfcgi_vprintf(struct evfcgi_req *r, const char *fmt, va_list ap)
+{
+	char	 small[512], *p = small;
+	va_list	 ap2;
+	int	 n, rc;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n >= 0 && (size_t)n >= sizeof(small)) {
+		/* Larger than the stack's share: once, from the heap. */
+		if ((p = malloc((size_t)n + 1)) == NULL)
+			n = -1;
+		else
+			(void)vsnprintf(p, (size_t)n + 1, fmt, ap2);
+	}
+	va_end(ap2);
+	if (n < 0)
+		return -1;
+	rc = evfcgi_write(r, p, (size_t)n);
+	if (p != small)
+		free(p);
+	return rc == -1 ? -1 : n;
+}
+
+int
+evfcgi_printf(struct evfcgi_req *r, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = evfcgi_vprintf(r, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+int
+req_error_page(struct evfcgi_req *r, int status, const char *detail)
+{
+	const struct req_env	*env = r->r_link->rl_env;
+	const char		*ctype = "text/plain";
+	char			 page[EVFCGI_ERROR_PAGE_MAX];
+	int			 n;
+
+	if (env->re_errpage == NULL)
+		return -1;
+	n = env->re_errpage(r, status, detail, &ctype, page, sizeof(page),
+	    env->re_errpage_arg);
+	if (n < 0 || (size_t)n > sizeof(page)) {
+		if (n >= 0)
+			log_warn("%s: request %u: error page of %d bytes "
+			    "refused: the engine's is sent", r->r_link->rl_peer,
+			    r->r_id, n);
+		return -1;
+	}
+	evfcgi_respond(r, status, ctype, page, (size_t)n);
+	return 0;
+}
