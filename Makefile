@@ -80,7 +80,20 @@ tools/asan/%.o: tools/%.c $(HEADERS) $(TOOL_HEADERS)
 
 $(TOOL_LIB_OBJS): $(TOOL_HEADERS)
 
-src/libevfcgi.a: $(LIB_OBJS)
+# The static library is one object in which only evfcgi_* is global: the
+# engine's other names (fatal, log_msg, conn_new ...) are made local, as
+# the shared library's version script hides them, so that an application
+# may have names of its own.  The daemon, the tools and the suites use
+# those names: they link src/libevfcgi-internal.a, the objects as they are.
+OBJCOPY = objcopy
+src/libevfcgi.a: $(LIB_OBJS) Makefile
+	rm -f $@ src/libevfcgi-all.o
+	$(LD) -r -o src/libevfcgi-all.o $(LIB_OBJS)
+	$(OBJCOPY) --wildcard --keep-global-symbol='evfcgi_*' \
+		src/libevfcgi-all.o src/libevfcgi.o
+	ar rcs $@ src/libevfcgi.o
+
+src/libevfcgi-internal.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
 
@@ -104,17 +117,19 @@ tools/asan/libtools.a: $(TOOL_LIB_OBJS_ASAN)
 	rm -f $@
 	ar rcs $@ $(TOOL_LIB_OBJS_ASAN)
 
-src/evfcgid: $(DAEMON_OBJS) src/libevfcgi.a
-	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) src/libevfcgi.a $(LIBEVENT_LIBS)
+src/evfcgid: $(DAEMON_OBJS) src/libevfcgi-internal.a
+	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) src/libevfcgi-internal.a \
+		$(LIBEVENT_LIBS)
 
 # The tools share the codec, the address parser (src/listen.c) and the
 # modules in tools/; blocking_fcgid is the libfcgi control group and uses
 # none of them.
 tools/blocking_fcgid: tools/blocking_fcgid.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -pthread -o $@ $< $(LDFLAGS) $(FCGI_LIBS) -pthread
-tools/%: tools/%.c tools/libtools.a src/libevfcgi.a $(HEADERS) $(TOOL_HEADERS)
+tools/%: tools/%.c tools/libtools.a src/libevfcgi-internal.a $(HEADERS) \
+		$(TOOL_HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< tools/libtools.a \
-		src/libevfcgi.a $(LDFLAGS) $(LIBEVENT_LIBS) -lm
+		src/libevfcgi-internal.a $(LDFLAGS) $(LIBEVENT_LIBS) -lm
 
 # The machine's floor for make bench (bench/README-section.md): a bare
 # epoll responder on the codec and the address parser alone, no libevent.
@@ -141,7 +156,7 @@ tests/bin/freeport: tests/freeport.c
 # Each Check suite links the engine, the demo routes and the tools' shared
 # modules (the linker takes from the archives what the suite uses); built
 # twice, the second time against the sanitizer flavour.
-SUITE_LIBS = src/app.o tools/libtools.a src/libevfcgi.a
+SUITE_LIBS = src/app.o tools/libtools.a src/libevfcgi-internal.a
 SUITE_LIBS_ASAN = src/asan/app.o tools/asan/libtools.a src/asan/libevfcgi.a
 
 TEST_HEADERS = $(wildcard tests/*.h)
