@@ -1,6 +1,9 @@
 # evfcgid: hand-written Makefile; ./configure writes config.mk (from config.mk.in).
-# A fresh clone needs no manual step: config.mk is made on demand, after
-# scripts/install-deps has installed the Debian packages that are missing.
+# config.mk is made on demand.  make builds and installs no package: one
+# the build needs that is missing stops it with the apt-get line to run
+# (scripts/install-deps --check).  make deps installs what is missing, and
+# make check and make demo run it first, so that for them a fresh clone
+# needs no manual step.
 
 # clean and distclean need no configuration (a package build cleans a
 # fresh tree first).
@@ -57,9 +60,10 @@ config.mk: configure.ac config.mk.in .deps-done
 		./config.status; else ./configure; fi
 
 .deps-done: scripts/install-deps
-	sh scripts/install-deps
+	sh scripts/install-deps $(if $(filter check demo deps,$(MAKECMDGOALS)),,--check)
 	touch $@
 
+# Installs what the build and the tests need (quiet when all is there).
 deps:
 	sh scripts/install-deps
 
@@ -183,7 +187,8 @@ tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/app.o \
 		fuzz/replay.c src/asan/app.o src/asan/libevfcgi.a $(LDFLAGS) \
 		$(SAN) $(LIBEVENT_LIBS)
 
-fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(HEADERS)
+# clang is not a package the build needs: deps installs it.
+fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(HEADERS) | deps
 	clang -std=c11 -D_GNU_SOURCE -I. -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
 		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(LIBEVENT_LIBS)
 
@@ -191,7 +196,7 @@ fuzz: fuzz/fuzz_conn
 	mkdir -p fuzz/found
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 
-check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
+check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
 	sh tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
 # The Check suites alone, no processes started: debian/rules runs them.
@@ -227,7 +232,7 @@ soak: all fuzz/fuzz_conn
 	bash tests/bench-slow-steps --pause 1000 --size $${SOAK_SIZE:-1048576}
 	$(MAKE) fuzz FUZZ_SECONDS=600
 
-demo: all
+demo: deps all
 	bash scripts/demo
 
 # --- Installing ------------------------------------------------------
