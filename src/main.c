@@ -341,7 +341,7 @@ main(int argc, char **argv)
 	/* Opened as the user it runs as, who reopens it after SIGHUP. */
 	if (cfg.access_log != NULL && server_access_log(srv, cfg.access_log,
 	    err, sizeof(err)) == -1) {
-		fprintf(stderr, "evfcgid: %s: %s\n", options_who("access-log"),
+		fprintf(stderr, "evfcgid: %s %s\n", options_who("access-log"),
 		    err);
 		return 1;
 	}

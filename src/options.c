@@ -108,6 +108,8 @@ static const struct opt opts[] = {
 static char	*who_of[NOPTS];
 /* The --allow lists, joined by commas (struct config's allow). */
 static char	*allow_list;
+/* How many -v: one is info (the default, after -q too), two debug. */
+static int	 verbose;
 
 static void	usage(FILE *);
 static int	arg_size(const char *, const char *, uint64_t, uint64_t,
@@ -437,7 +439,7 @@ set_opt(struct config *cfg, const struct opt *o, const char *arg,
 		*(int *)(void *)p = 1;
 		break;
 	case K_VERBOSE:
-		cfg->level = cfg->level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+		cfg->level = ++verbose >= 2 ? LOG_DEBUG : LOG_INFO;
 		break;
 	case K_QUIET:
 		cfg->level = LOG_WARNING;
