@@ -31,7 +31,9 @@ run() {
 	local name=$1
 	shift
 	: >"$T/apt.log"
+	# Not the make check this may run under: its flags and job server.
 	(cd "$T/tree" && rm -f .deps-done && PATH=$T/bin:$PATH \
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		timeout 120 make "$@") >"$T/$name.out" 2>&1
 	RC=$?
 }
