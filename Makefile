@@ -1,6 +1,9 @@
 # evfcgid: hand-written Makefile; ./configure writes config.mk (from config.mk.in).
-# A fresh clone needs no manual step: config.mk is made on demand, after
-# scripts/install-deps has installed the Debian packages that are missing.
+# config.mk is made on demand.  make builds and installs no package: one
+# the build needs that is missing stops it with the apt-get line to run
+# (scripts/install-deps --check).  make deps installs what is missing, and
+# make check and make demo run it first, so that for them a fresh clone
+# needs no manual step.
 
 # clean and distclean need no configuration (a package build cleans a
 # fresh tree first).
@@ -57,9 +60,10 @@ config.mk: configure.ac config.mk.in .deps-done
 		./config.status; else ./configure; fi
 
 .deps-done: scripts/install-deps
-	sh scripts/install-deps
+	sh scripts/install-deps $(if $(filter check demo deps,$(MAKECMDGOALS)),,--check)
 	touch $@
 
+# Installs what the build and the tests need (quiet when all is there).
 deps:
 	sh scripts/install-deps
 
@@ -80,7 +84,20 @@ tools/asan/%.o: tools/%.c $(HEADERS) $(TOOL_HEADERS)
 
 $(TOOL_LIB_OBJS): $(TOOL_HEADERS)
 
-src/libevfcgi.a: $(LIB_OBJS)
+# The static library is one object in which only evfcgi_* is global: the
+# engine's other names (fatal, log_msg, conn_new ...) are made local, as
+# the shared library's version script hides them, so that an application
+# may have names of its own.  The daemon, the tools and the suites use
+# those names: they link src/libevfcgi-internal.a, the objects as they are.
+OBJCOPY = objcopy
+src/libevfcgi.a: $(LIB_OBJS) Makefile
+	rm -f $@ src/libevfcgi-all.o
+	$(LD) -r -o src/libevfcgi-all.o $(LIB_OBJS)
+	$(OBJCOPY) --wildcard --keep-global-symbol='evfcgi_*' \
+		src/libevfcgi-all.o src/libevfcgi.o
+	ar rcs $@ src/libevfcgi.o
+
+src/libevfcgi-internal.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
 
@@ -104,17 +121,19 @@ tools/asan/libtools.a: $(TOOL_LIB_OBJS_ASAN)
 	rm -f $@
 	ar rcs $@ $(TOOL_LIB_OBJS_ASAN)
 
-src/evfcgid: $(DAEMON_OBJS) src/libevfcgi.a
-	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) src/libevfcgi.a $(LIBEVENT_LIBS)
+src/evfcgid: $(DAEMON_OBJS) src/libevfcgi-internal.a
+	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) src/libevfcgi-internal.a \
+		$(LIBEVENT_LIBS)
 
 # The tools share the codec, the address parser (src/listen.c) and the
 # modules in tools/; blocking_fcgid is the libfcgi control group and uses
 # none of them.
 tools/blocking_fcgid: tools/blocking_fcgid.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -pthread -o $@ $< $(LDFLAGS) $(FCGI_LIBS) -pthread
-tools/%: tools/%.c tools/libtools.a src/libevfcgi.a $(HEADERS) $(TOOL_HEADERS)
+tools/%: tools/%.c tools/libtools.a src/libevfcgi-internal.a $(HEADERS) \
+		$(TOOL_HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< tools/libtools.a \
-		src/libevfcgi.a $(LDFLAGS) $(LIBEVENT_LIBS) -lm
+		src/libevfcgi-internal.a $(LDFLAGS) $(LIBEVENT_LIBS) -lm
 
 # The machine's floor for make bench (bench/README-section.md): a bare
 # epoll responder on the codec and the address parser alone, no libevent.
@@ -141,7 +160,7 @@ tests/bin/freeport: tests/freeport.c
 # Each Check suite links the engine, the demo routes and the tools' shared
 # modules (the linker takes from the archives what the suite uses); built
 # twice, the second time against the sanitizer flavour.
-SUITE_LIBS = src/app.o tools/libtools.a src/libevfcgi.a
+SUITE_LIBS = src/app.o tools/libtools.a src/libevfcgi-internal.a
 SUITE_LIBS_ASAN = src/asan/app.o tools/asan/libtools.a src/asan/libevfcgi.a
 
 TEST_HEADERS = $(wildcard tests/*.h)
@@ -168,7 +187,8 @@ tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/app.o \
 		fuzz/replay.c src/asan/app.o src/asan/libevfcgi.a $(LDFLAGS) \
 		$(SAN) $(LIBEVENT_LIBS)
 
-fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(HEADERS)
+# clang is not a package the build needs: deps installs it.
+fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(HEADERS) | deps
 	clang -std=c11 -D_GNU_SOURCE -I. -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
 		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(LIBEVENT_LIBS)
 
@@ -176,7 +196,7 @@ fuzz: fuzz/fuzz_conn
 	mkdir -p fuzz/found
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 
-check: all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
+check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
 	bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
 # The Check suites alone, no processes started: debian/rules runs them.
@@ -212,7 +232,7 @@ soak: all fuzz/fuzz_conn
 	bash tests/bench-slow-steps --pause 1000 --size $${SOAK_SIZE:-1048576}
 	$(MAKE) fuzz FUZZ_SECONDS=600
 
-demo: all
+demo: deps all
 	bash scripts/demo
 
 # --- Installing ------------------------------------------------------

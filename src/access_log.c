@@ -65,11 +65,11 @@ access_log_open(struct event_base *base, const char *path, char *err,
 	    (al->alog_buf = evbuffer_new()) == NULL ||
 	    (al->alog_flush_ev = event_new(base, -1, 0, alog_flushcb,
 	    al)) == NULL) {
-		snprintf(err, errlen, "--access-log %s: out of memory", path);
+		snprintf(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
 	if ((al->alog_fd = alog_open_fd(path)) == -1) {
-		snprintf(err, errlen, "--access-log %s: %s", path,
+		snprintf(err, errlen, "%s: %s", path,
 		    strerror(errno));
 		goto fail;
 	}

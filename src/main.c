@@ -35,6 +35,7 @@ static struct evfcgi_server *setup(const struct config *,
 static void	setup_listeners(struct evfcgi_server *,
 		    const struct config *);
 static void	socket_owner(const struct config *, const char *);
+static void	check_users(const struct config *);
 static void	drop_root(const struct config *);
 static void	raise_nofile(size_t);
 static struct event_base *base_new(const char *);
@@ -182,7 +183,9 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 	for (i = 0; i < cfg->nlisten; i++) {
 		if (evfcgi_listen(srv, cfg->listen[i], (int)cfg->mode, err,
 		    sizeof(err)) == -1) {
-			fprintf(stderr, "evfcgid: %s\n", err);
+			fprintf(stderr, "evfcgid: %s: %s\n",
+			    cfg->listen_who[i] != NULL ? cfg->listen_who[i] :
+			    "--listen", err);
 			exit(1);
 		}
 		if (strncmp(cfg->listen[i], "unix:", 5) == 0)
@@ -206,6 +209,38 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 		    "systemd (LISTEN_FDS) and fd 0 is not a listening "
 		    "socket\nTry 'evfcgid --help'.\n");
 		exit(2);
+	}
+}
+
+/*
+ * Resolves every user and group named, before anything is bound: a name
+ * that does not exist is a bad value (exit 2, the option named).
+ */
+static void
+check_users(const struct config *cfg)
+{
+	static const char *const users[] = { "user", "socket-owner" };
+	static const char *const groups[] = { "group", "socket-group" };
+	const char	*u[2] = { cfg->user, cfg->socket_owner };
+	const char	*g[2] = { cfg->group, cfg->socket_group };
+	char		 err[256];
+	uid_t		 uid;
+	gid_t		 gid;
+	size_t		 i;
+
+	for (i = 0; i < 2; i++) {
+		if (u[i] != NULL && privs_user(u[i], &uid, &gid, err,
+		    sizeof(err)) == -1) {
+			fprintf(stderr, "evfcgid: %s %s\n", options_who(users[i]),
+			    err);
+			exit(2);
+		}
+		if (g[i] != NULL && privs_group(g[i], &gid, err,
+		    sizeof(err)) == -1) {
+			fprintf(stderr, "evfcgid: %s %s\n",
+			    options_who(groups[i]), err);
+			exit(2);
+		}
 	}
 }
 
@@ -287,8 +322,8 @@ main(int argc, char **argv)
 		return rc;
 	if (log_init("evfcgid", cfg.level, cfg.use_syslog,
 	    cfg.log_file) == -1) {
-		fprintf(stderr, "evfcgid: --log-file %s: %s\n", cfg.log_file,
-		    strerror(errno));
+		fprintf(stderr, "evfcgid: %s %s: %s\n",
+		    options_who("log-file"), cfg.log_file, strerror(errno));
 		return 1;
 	}
 	if (cfg.user == NULL && geteuid() == 0 && !cfg.allow_root) {
@@ -296,6 +331,7 @@ main(int argc, char **argv)
 		    "USER (root is given up after binding) or --allow-root\n");
 		return 2;
 	}
+	check_users(&cfg);
 	select_limits(&cfg);
 	raise_nofile(cfg.lim.max_conns);
 	/* A write to a peer that has gone must not end the daemon. */
@@ -305,7 +341,8 @@ main(int argc, char **argv)
 	/* Opened as the user it runs as, who reopens it after SIGHUP. */
 	if (cfg.access_log != NULL && server_access_log(srv, cfg.access_log,
 	    err, sizeof(err)) == -1) {
-		fprintf(stderr, "evfcgid: %s\n", err);
+		fprintf(stderr, "evfcgid: %s %s\n", options_who("access-log"),
+		    err);
 		return 1;
 	}
 	rc = 0;

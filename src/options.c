@@ -19,6 +19,8 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "allow.h"
+#include "listen.h"
 #include "options.h"
 
 #define OPT_BASE	256	/* getopt values of table rows start here */
@@ -32,6 +34,8 @@ enum opt_kind {
 	K_MODE,		/* octal file mode */
 	K_STR,		/* const char *, as given */
 	K_LISTEN,	/* appended to the listen list */
+	K_ALLOW,	/* appended to the allow list */
+	K_BACKEND,	/* epoll, poll or select */
 	K_CONFIG,	/* the file read before the command line */
 	K_ON,		/* no argument: the int is set to 1 */
 	K_VERBOSE,	/* no argument: one level more */
@@ -58,7 +62,7 @@ static const struct opt opts[] = {
 	{ "socket-mode", 0, K_MODE, CFG(mode), 0, 07777 },
 	{ "socket-owner", 0, K_STR, CFG(socket_owner), 0, 0 },
 	{ "socket-group", 0, K_STR, CFG(socket_group), 0, 0 },
-	{ "allow", 0, K_STR, CFG(allow), 0, 0 },
+	{ "allow", 0, K_ALLOW, 0, 0, 0 },
 	{ "max-conns", 'c', K_SIZE, LIM(max_conns), 1, 1000000 },
 	{ "max-reqs", 'm', K_SIZE, LIM(max_reqs), 1, 65535 },
 	{ "max-conn-requests", 0, K_SIZE, LIM(max_conn_requests), 0,
@@ -85,7 +89,7 @@ static const struct opt opts[] = {
 	{ "cgi-kill-grace", 0, K_INT, CFG(cgi.c_grace), 1, 3600 },
 	{ "cgi-stderr-rate", 0, K_INT, CFG(cgi.c_stderr_rate), 0, 1000000 },
 	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
-	{ "event-backend", 0, K_STR, CFG(backend), 0, 0 },
+	{ "event-backend", 0, K_BACKEND, CFG(backend), 0, 0 },
 	{ "user", 0, K_STR, CFG(user), 0, 0 },
 	{ "group", 0, K_STR, CFG(group), 0, 0 },
 	{ "allow-root", 0, K_ON, CFG(allow_root), 0, 0 },
@@ -100,9 +104,18 @@ static const struct opt opts[] = {
 
 #define NOPTS	(sizeof(opts) / sizeof(opts[0]))
 
+/* How each option was last set, for messages (options_who()). */
+static char	*who_of[NOPTS];
+/* The --allow lists, joined by commas (struct config's allow). */
+static char	*allow_list;
+/* How many -v: one is info (the default, after -q too), two debug. */
+static int	 verbose;
+
 static void	usage(FILE *);
 static int	arg_size(const char *, const char *, uint64_t, uint64_t,
 		    uint64_t *);
+static int	allow_append(struct config *, const char *, const char *,
+		    const char *);
 static int	set_opt(struct config *, const struct opt *, const char *,
 		    const char *);
 static int	read_file(struct config *, const char *);
@@ -132,8 +145,10 @@ usage(FILE *f)
 "      --socket-mode MODE    octal mode of unix sockets (default 0660)\n"
 "      --socket-owner USER   owner of unix sockets (chown after bind)\n"
 "      --socket-group GROUP  group of unix sockets\n"
-"      --allow ADDR[,ADDR]   TCP peers allowed (exact IPv4/IPv6 addresses);\n"
-"                            others are closed at accept.  Default: the\n"
+"      --allow ADDR[/BITS][,...]\n"
+"                            TCP peers allowed: IPv4/IPv6 addresses or\n"
+"                            prefixes (10.0.0.0/8, fd00::/8); repeatable.\n"
+"                            Others are closed at accept.  Default: the\n"
 "                            environment's FCGI_WEB_SERVER_ADDRS, else all\n"
 "\n", f);
 	usage_limits(f);
@@ -162,7 +177,12 @@ usage(FILE *f)
 "  -V, --version             the version\n"
 "\n"
 "Routes: /hello /big /size?N /stream?N /echo /sleep?MS\n"
-"        /status (JSON; ?format=prometheus: Prometheus text format)\n", f);
+"        /upload (POST/PUT: cksum of the body) /redirect (302 to /hello)\n"
+"        /status (JSON; ?format=prometheus: Prometheus text format)\n"
+"\n"
+"Exit status: 0 after --help, --version or a drained stop; 2 for a bad\n"
+"option or value (file:line for the config file) or nothing to listen\n"
+"on; 1 when the daemon fails at run time (bind, log file, the loop).\n", f);
 }
 
 /* The limits, with their defaults. */
@@ -290,6 +310,43 @@ bad:
 }
 
 /*
+ * Appends list (checked; who names it) to cfg's allowed peers; the
+ * command line's replace the file's.  Returns -1 to go on, or 2 after a
+ * message.
+ */
+static int
+allow_append(struct config *cfg, const char *who, const char *list,
+    const char *where)
+{
+	struct allow	 al;
+	char		 err[256], *p;
+	size_t		 old, n = strlen(list);
+
+	if (allow_parse(&al, list, err, sizeof(err)) == -1) {
+		fprintf(stderr, "evfcgid: %s: %s\n", who, err);
+		return 2;
+	}
+	allow_free(&al);
+	if (where == NULL && cfg->allow_from_file) {
+		cfg->allow = NULL;
+		cfg->allow_from_file = 0;
+	}
+	old = cfg->allow != NULL ? strlen(cfg->allow) : 0;
+	if ((p = realloc(allow_list, old + n + 2)) == NULL) {
+		fprintf(stderr, "evfcgid: %s: out of memory\n", who);
+		return 2;
+	}
+	allow_list = p;
+	if (old > 0)
+		p[old++] = ',';
+	memcpy(p + old, list, n + 1);
+	cfg->allow = p;
+	if (where != NULL)
+		cfg->allow_from_file = 1;
+	return -1;
+}
+
+/*
  * Applies one option of the table to cfg; where is "FILE:LINE" for a line
  * of the config file, NULL for the command line.  Returns -1 to go on,
  * else the exit status (0 after --help or --version, 2 for a bad value).
@@ -300,13 +357,19 @@ set_opt(struct config *cfg, const struct opt *o, const char *arg,
 {
 	char		*p = (char *)cfg + o->o_off, *end;
 	char		 who[LINE_MAX_LEN];
+	const char	*why;
+	struct addr	 a;
 	long		 mode;
 	uint64_t	 n;
+	int		 rc;
 
 	if (where != NULL)
 		snprintf(who, sizeof(who), "%s: %s", where, o->o_name);
 	else
 		snprintf(who, sizeof(who), "--%s", o->o_name);
+	/* Kept for the messages that come later (options_who()). */
+	free(who_of[o - opts]);
+	who_of[o - opts] = strdup(who);
 	switch (o->o_kind) {
 	case K_SIZE:
 	case K_U64:
@@ -340,6 +403,10 @@ set_opt(struct config *cfg, const struct opt *o, const char *arg,
 		*(const char **)(void *)p = arg;
 		break;
 	case K_LISTEN:
+		if (addr_parse(arg, 1, &a, &why) == -1) {
+			fprintf(stderr, "evfcgid: %s %s: %s\n", who, arg, why);
+			return 2;
+		}
 		/* The command line's --listen replace the file's. */
 		if (where == NULL && cfg->listen_from_file) {
 			cfg->nlisten = 0;
@@ -350,15 +417,30 @@ set_opt(struct config *cfg, const struct opt *o, const char *arg,
 			    "addresses\n", who, MAX_LISTEN);
 			return 2;
 		}
+		cfg->listen_who[cfg->nlisten] = where != NULL ? strdup(who) :
+		    NULL;
 		cfg->listen[cfg->nlisten++] = arg;
 		if (where != NULL)
 			cfg->listen_from_file = 1;
+		break;
+	case K_ALLOW:
+		if ((rc = allow_append(cfg, who, arg, where)) != -1)
+			return rc;
+		break;
+	case K_BACKEND:
+		if (strcmp(arg, "epoll") != 0 && strcmp(arg, "poll") != 0 &&
+		    strcmp(arg, "select") != 0) {
+			fprintf(stderr, "evfcgid: %s: '%s' is not epoll, poll "
+			    "or select\n", who, arg);
+			return 2;
+		}
+		*(const char **)(void *)p = arg;
 		break;
 	case K_ON:
 		*(int *)(void *)p = 1;
 		break;
 	case K_VERBOSE:
-		cfg->level = cfg->level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+		cfg->level = ++verbose >= 2 ? LOG_DEBUG : LOG_INFO;
 		break;
 	case K_QUIET:
 		cfg->level = LOG_WARNING;
@@ -395,6 +477,12 @@ file_line(struct config *cfg, char *line, const char *where)
 		*val++ = '\0';
 	while (isspace((unsigned char)*val))
 		val++;
+	/* A # at the start of the value or after a blank: a comment. */
+	for (e = val; *e != '\0'; e++)
+		if (*e == '#' && (e == val || isspace((unsigned char)e[-1]))) {
+			*e = '\0';
+			break;
+		}
 	for (e = val + strlen(val); e > val &&
 	    isspace((unsigned char)e[-1]); e--)
 		;
@@ -519,28 +607,39 @@ parse_argv(int argc, char **argv, struct config *cfg, int pass)
 static int
 check_all(struct config *cfg)
 {
-	if (cfg->backend != NULL && strcmp(cfg->backend, "epoll") != 0 &&
-	    strcmp(cfg->backend, "poll") != 0 &&
-	    strcmp(cfg->backend, "select") != 0) {
-		fprintf(stderr, "evfcgid: --event-backend: '%s' is not "
-		    "epoll, poll or select\n", cfg->backend);
-		return 2;
-	}
+	char	 high[LINE_MAX_LEN];
+
 	if (cfg->lim.low_water > cfg->lim.high_water) {
-		fprintf(stderr, "evfcgid: --low-water %zu is above "
-		    "--high-water %zu\n", cfg->lim.low_water,
+		snprintf(high, sizeof(high), "%s", options_who("high-water"));
+		fprintf(stderr, "evfcgid: %s %zu is above %s %zu\n",
+		    options_who("low-water"), cfg->lim.low_water, high,
 		    cfg->lim.high_water);
 		return 2;
 	}
 	if (!cfg->cgi_on && cfg->cgi.c_root != NULL) {
-		fprintf(stderr, "evfcgid: --cgi-root needs --cgi\n");
+		fprintf(stderr, "evfcgid: %s needs --cgi\n",
+		    options_who("cgi-root"));
 		return 2;
 	}
 	if (cfg->group != NULL && cfg->user == NULL) {
-		fprintf(stderr, "evfcgid: --group needs --user\n");
+		fprintf(stderr, "evfcgid: %s needs --user\n",
+		    options_who("group"));
 		return 2;
 	}
 	return -1;
+}
+
+const char *
+options_who(const char *name)
+{
+	static char	 buf[64];
+	size_t		 i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (strcmp(opts[i].o_name, name) == 0 && who_of[i] != NULL)
+			return who_of[i];
+	snprintf(buf, sizeof(buf), "--%s", name);
+	return buf;
 }
 
 int
@@ -564,8 +663,9 @@ options_parse(int argc, char **argv, struct config *cfg)
 		return rc;
 	/* libfcgi's variable, when no --allow was given. */
 	if (cfg->allow == NULL && (env = getenv("FCGI_WEB_SERVER_ADDRS")) !=
-	    NULL && *env != '\0')
-		cfg->allow = env;
+	    NULL && *env != '\0' && (rc = allow_append(cfg,
+	    "FCGI_WEB_SERVER_ADDRS", env, NULL)) != -1)
+		return rc;
 	if ((env = getenv("EVFCGID_ALLOW_ROOT")) != NULL &&
 	    strcmp(env, "1") == 0)
 		cfg->allow_root = 1;

@@ -20,12 +20,14 @@ struct config {
 	struct evfcgi_limits	 lim;
 	struct app_config	 app;
 	const char		*listen[MAX_LISTEN];
+	const char		*listen_who[MAX_LISTEN]; /* file:line */
 	size_t			 nlisten;
 	int			 listen_from_file; /* argv replaces */
 	long			 mode;
 	const char		*socket_owner;	/* unix sockets: chown */
 	const char		*socket_group;
 	const char		*allow;		/* peers let in, or NULL */
+	int			 allow_from_file; /* argv replaces */
 	const char		*user;		/* drop root to them */
 	const char		*group;
 	int			 allow_root;
@@ -48,5 +50,12 @@ struct config {
  * file).
  */
 int	options_parse(int argc, char **argv, struct config *cfg);
+
+/*
+ * How a message names option name (long, no dashes) as it was last set:
+ * "FILE:LINE: name" from the config file, else "--name".  The string
+ * lives until the next call.
+ */
+const char *options_who(const char *name);
 
 #endif /* OPTIONS_H */

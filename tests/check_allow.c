@@ -1,6 +1,7 @@
 /*
  * check_allow.c: the list of allowed peers (FCGI_WEB_SERVER_ADDRS): exact
- * IPv4 and IPv6 matches, IPv4-mapped peers, unix peers never filtered,
+ * IPv4 and IPv6 matches, prefixes (CIDR), IPv4-mapped peers, unix peers
+ * never filtered,
  * and every malformed list refused with the entry named.
  */
 #include <sys/types.h>
@@ -57,6 +58,43 @@ START_TEST(core_exact_matches)
 }
 END_TEST
 
+START_TEST(core_prefixes)
+{
+	struct allow	 al;
+	char		 err[128];
+
+	ck_assert_int_eq(allow_parse(&al, "10.0.0.0/8, 192.168.1.7/23, "
+	    "fd00::/8,::1/128,2001:db8::/33, 198.51.100.9/32", err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(al.al_n, 6);
+	ck_assert_int_eq(allow_match(&al, peer("10.0.0.0")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("10.255.255.255")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("11.0.0.0")), 0);
+	ck_assert_int_eq(allow_match(&al, peer("9.255.255.255")), 0);
+	/* /23: the host bits given are ignored, the 23 kept. */
+	ck_assert_int_eq(allow_match(&al, peer("192.168.0.1")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("192.168.1.255")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("192.168.2.1")), 0);
+	ck_assert_int_eq(allow_match(&al, peer("fd12:3456::1")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("fe00::1")), 0);
+	ck_assert_int_eq(allow_match(&al, peer("::1")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("::2")), 0);
+	ck_assert_int_eq(allow_match(&al, peer("2001:db8:7fff::1")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("2001:db8:8000::1")), 0);
+	ck_assert_int_eq(allow_match(&al, peer("198.51.100.9")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("198.51.100.8")), 0);
+	/* A mapped peer matches the IPv4 prefixes, not the IPv6 ones. */
+	ck_assert_int_eq(allow_match(&al, peer("::ffff:10.1.2.3")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("::ffff:11.1.2.3")), 0);
+	allow_free(&al);
+	/* /0 lets every peer of its family in, none of the other. */
+	ck_assert_int_eq(allow_parse(&al, "0.0.0.0/0", err, sizeof(err)), 0);
+	ck_assert_int_eq(allow_match(&al, peer("203.0.113.5")), 1);
+	ck_assert_int_eq(allow_match(&al, peer("2001:db8::5")), 0);
+	allow_free(&al);
+}
+END_TEST
+
 START_TEST(core_empty_and_unix)
 {
 	struct allow		 al;
@@ -77,7 +115,9 @@ END_TEST
 START_TEST(malformed_lists)
 {
 	static const char *const bad[] = { "", ",", "127.0.0.1,",
-	    ",127.0.0.1", "127.0.0.1,,::1", "localhost", "127.0.0.1/8",
+	    ",127.0.0.1", "127.0.0.1,,::1", "localhost", "127.0.0.1/33",
+	    "::1/129", "10.0.0.0/", "10.0.0.0/x", "/8", "10.0.0.0/8/8",
+	    "10.0.0.0/-1", "10.0.0.0/0008", "10.0.0.0/ 8", "fd00::/8x",
 	    "127.0.0.256", "::1%lo", "[::1]", "1.2.3", " ",
 	    "0123456789012345678901234567890123456789012345678901234567890123"
 	    "4567" };
@@ -105,7 +145,7 @@ main(void)
 	Suite	*s = suite_create("allow");
 
 	suite_add_case(s, "core", NULL, NULL, 0, core_exact_matches,
-	    core_empty_and_unix, NULL);
+	    core_prefixes, core_empty_and_unix, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_lists, NULL);
 	return suite_run(s);
 }

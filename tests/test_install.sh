@@ -186,6 +186,14 @@ if cc -Wall -Wextra -Werror -o "$T/hello_shared" "$T/hello.c" \
 else
 	not_ok "a handler program builds with pkg-config (shared): $(head -n 5 "$T/cc.err")"
 fi
+# README's staged build: an rpath to the stage, no LD_LIBRARY_PATH.
+if cc -Wall -o "$T/hello_rpath" "$T/hello.c" $(pkg-config --cflags --libs evfcgi) \
+    -Wl,-rpath,"$S/usr/lib" 2>"$T/cc.err"; then
+	check "README's staged build (-Wl,-rpath): loads libevfcgi from the stage" eval \
+		'ldd "$T/hello_rpath" | grep -q "libevfcgi.so.0 => $S/usr/lib/libevfcgi.so.0"'
+else
+	not_ok "README's staged build (-Wl,-rpath): $(head -n 5 "$T/cc.err")"
+fi
 
 # Static: libevfcgi.a by name (-l:), libevent as pkg-config --static says.
 static_libs=$(pkg-config --static --libs evfcgi | sed 's/-levfcgi\b/-l:libevfcgi.a/')
@@ -199,6 +207,9 @@ else
 	not_ok "a handler program builds against libevfcgi.a: $(head -n 5 "$T/cc.err")"
 fi
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+others=$(nm -g --defined-only "$S/usr/lib/libevfcgi.a" | awk 'NF >= 3 && $3 !~ /^evfcgi_/ { print $3 }')
+check "the installed libevfcgi.a defines no global but evfcgi_* (others: $(echo $others | head -c 120))" \
+	test -z "$others"
 
 # --- The installed daemon and tools run.
 port=$(freeport)

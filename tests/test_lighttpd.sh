@@ -29,6 +29,13 @@ if start_fe lighttpd "host/port" "$A"; then
 	read -r c1 r1 <<<"$(status_of "$A" connections_total requests)"
 	echo "# lighttpd: 10 requests took $((c1 - c0 - 1)) backend connections (lighttpd 1.4 keeps none)"
 	check "lighttpd: 10 requests reached evfcgid (got $((r1 - r0 - 1)))" test "$((r1 - r0 - 1))" -eq 10
+	# /status is this machine's alone; the rest is not.
+	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/status?format=prometheus")
+	check "the example keeps /status from other clients (127.0.0.2: $code)" test "$code" = 403
+	code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/status")
+	check "... but not from this machine (127.0.0.1: $code)" test "$code" = 200
+	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/hello")
+	check "... and serves other clients the rest (127.0.0.2 /hello: $code)" test "$code" = 200
 	stop_fe
 	check "lighttpd: SIGTERM, exit 0 (got $FE_RC)" test "$FE_RC" -eq 0
 fi

@@ -2,7 +2,8 @@
 # evfcgid behind the real nginx, run from a copy of nginx.conf.example
 # (tests/frontends.sh): every route byte for byte through HTTP, kept
 # upstream connections reused, several backends (TCP, unix, IPv6), the
-# variants the experiment uses, the listen sndbuf reaching the kernel, and
+# variants the experiment uses, the listen sndbuf reaching the kernel,
+# /status kept to this machine, and
 # the point of fastcgi_buffering off: a slow client's backpressure reaches
 # the daemon, where with nginx's default buffering it never does.
 source "$(dirname "$0")/lib.sh"
@@ -38,6 +39,11 @@ if start_fe nginx "example" "$A"; then
 	read -r req conns < <(json_numbers requests connections_total <"$HTTP_BODY")
 	check "keepalive: /status shows requests ($req) > connections ($conns)" \
 		test "${req:-0}" -gt "${conns:-0}"
+	# /status is this machine's alone (location = /status); the rest is not.
+	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/status?format=prometheus")
+	check "the example keeps /status from other clients (127.0.0.2: $code)" test "$code" = 403
+	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/hello")
+	check "... and serves them the rest (127.0.0.2 /hello: $code)" test "$code" = 200
 	stop_fe
 fi
 

@@ -142,6 +142,23 @@ lines=$(grep -c 'not an allowed peer' "$D_LOG")
 check "the log is rate-limited: $lines lines for $denied refusals" test "$lines" -le 3
 term_wait "$D_PID"
 
+# Repeatable, and prefixes: every --allow counts, the last does not replace.
+daemon_on_free_port --allow 127.0.0.2 --allow ::1 --allow 127.0.0.0/31
+check "--allow 127.0.0.2 --allow ::1 --allow 127.0.0.0/31: 127.0.0.1 is served" \
+	served_from 127.0.0.1 127.0.0.1 "$p"
+check "... and 127.0.0.2 (the first --allow) is served" served_from 127.0.0.2 127.0.0.1 "$p"
+check "... and 127.0.0.3 (outside every entry) is closed" refused_from 127.0.0.3 127.0.0.1 "$p"
+[ -n "${p6:-}" ] && check "... and ::1 is served" served_from ::1 ::1 "$p6"
+term_wait "$D_PID"
+printf 'allow 127.0.0.2   # the front end\nallow 127.0.0.0/31 # and the other\n' \
+	>"$T/allow.conf"
+daemon_on_free_port --config "$T/allow.conf"
+check "allow twice in a --config file with # comments: 127.0.0.1 is served" \
+	served_from 127.0.0.1 127.0.0.1 "$p"
+check "... and 127.0.0.2" served_from 127.0.0.2 127.0.0.1 "$p"
+check "... and 127.0.0.3 is not" refused_from 127.0.0.3 127.0.0.1 "$p"
+term_wait "$D_PID"
+
 FCGI_WEB_SERVER_ADDRS=127.0.0.2 daemon_on_free_port
 check "FCGI_WEB_SERVER_ADDRS=127.0.0.2: 127.0.0.2 is served" served_from 127.0.0.2 127.0.0.1 "$p"
 check "FCGI_WEB_SERVER_ADDRS=127.0.0.2: 127.0.0.1 is not" refused_from 127.0.0.1 127.0.0.1 "$p"
@@ -168,16 +185,17 @@ og=$(stat -c '%U:%G %a' "$T/own.sock")
 check "--socket-owner $owner --socket-group $group --socket-mode 0640: the socket is $og" \
 	test "$og" = "$owner:$group 640"
 term_wait "$D_PID"
-exits_with "--socket-owner of no user: refused, says so" 1 \
+exits_with "--socket-owner of no user: refused (a bad value: 2), says so" 2 \
 	'--socket-owner no-such-user-x: no such user' \
 	"$EVFCGID" --listen "unix:$T/o2.sock" --socket-owner no-such-user-x
 check "... and the socket file is not left behind" test ! -e "$T/o2.sock"
-exits_with "--socket-group of no group: refused, says so" 1 \
+exits_with "--socket-group of no group: refused (a bad value: 2), says so" 2 \
 	'--socket-group no-such-group-x: no such group' \
 	"$EVFCGID" --listen "unix:$T/o3.sock" --socket-group no-such-group-x
 
 # --- --user, --group, root -------------------------------------------------
-exits_with "--user of no user: refused, says so" 1 '--user no-such-user-x: no such user' \
+exits_with "--user of no user: refused (a bad value: 2), says so" 2 \
+	'--user no-such-user-x: no such user' \
 	"$EVFCGID" --listen 127.0.0.1:0 --user no-such-user-x
 exits_with "--group without --user: refused" 2 '--group needs --user' \
 	"$EVFCGID" --listen 127.0.0.1:0 --group nogroup
