@@ -288,7 +288,7 @@ main(int argc, char **argv)
 	if (log_init("evfcgid", cfg.level, cfg.use_syslog,
 	    cfg.log_file) == -1) {
 		fprintf(stderr, "evfcgid: --log-file %s: %s\n", cfg.log_file,
-		    strerror(errno));
+		    log_file_error());
 		return 1;
 	}
 	if (cfg.user == NULL && geteuid() == 0 && !cfg.allow_root) {

@@ -759,7 +759,7 @@ server_signalcb(evutil_socket_t sig, short what, void *arg)
 	if (sig == SIGHUP) {
 		if (log_reopen() == -1)
 			log_err("SIGHUP: cannot reopen the log: %s",
-			    strerror(errno));
+			    log_file_error());
 		else
 			log_info("SIGHUP: log reopened");
 		if (srv->srv_alog != NULL && access_log_reopen(srv->srv_alog) ==
