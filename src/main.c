@@ -34,7 +34,7 @@ static struct evfcgi_server *setup(const struct config *,
 		    struct event_base **, struct cgi **);
 static void	setup_listeners(struct evfcgi_server *,
 		    const struct config *);
-static void	socket_owner(const struct config *, const char *);
+static void	socket_owner(struct evfcgi_server *, const struct config *);
 static void	drop_root(const struct config *);
 static void	raise_nofile(size_t);
 static struct event_base *base_new(const char *);
@@ -179,14 +179,13 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 	size_t	 i;
 	int	 n;
 
+	socket_owner(srv, cfg);
 	for (i = 0; i < cfg->nlisten; i++) {
 		if (evfcgi_listen(srv, cfg->listen[i], (int)cfg->mode, err,
 		    sizeof(err)) == -1) {
 			fprintf(stderr, "evfcgid: %s\n", err);
 			exit(1);
 		}
-		if (strncmp(cfg->listen[i], "unix:", 5) == 0)
-			socket_owner(cfg, cfg->listen[i] + 5);
 	}
 	if ((n = listen_activated(LISTEN_FDS_START, names, sizeof(names), err,
 	    sizeof(err))) == -1) {
@@ -209,34 +208,25 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 	}
 }
 
-/* Gives the unix socket at path the --socket-owner and -group; or exits. */
+/* Has the unix sockets bound with --socket-owner and -group; or exits. */
 static void
-socket_owner(const struct config *cfg, const char *path)
+socket_owner(struct evfcgi_server *srv, const struct config *cfg)
 {
 	char	 err[256];
 	uid_t	 uid = (uid_t)-1;
 	gid_t	 gid = (gid_t)-1, ugid;
 
-	if (cfg->socket_owner == NULL && cfg->socket_group == NULL)
-		return;
 	if (cfg->socket_owner != NULL && privs_user(cfg->socket_owner, &uid,
 	    &ugid, err, sizeof(err)) == -1) {
 		fprintf(stderr, "evfcgid: --socket-owner %s\n", err);
-		unlink(path);
 		exit(1);
 	}
 	if (cfg->socket_group != NULL && privs_group(cfg->socket_group, &gid,
 	    err, sizeof(err)) == -1) {
 		fprintf(stderr, "evfcgid: --socket-group %s\n", err);
-		unlink(path);
 		exit(1);
 	}
-	if (chown(path, uid, gid) == -1) {
-		fprintf(stderr, "evfcgid: unix:%s: cannot change its owner: "
-		    "%s\n", path, strerror(errno));
-		unlink(path);
-		exit(1);
-	}
+	server_socket_owner(srv, uid, gid);
 }
 
 /*

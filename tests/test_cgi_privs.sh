@@ -51,6 +51,73 @@ mkdir -p "$T/cgi-bin"
 # nobody must reach the directories made for it inside the scratch dir.
 [ "$ROOT" -eq 0 ] && chmod 755 "$T"
 
+# --- The unix socket's owner and mode, raced (finding 3). ---------------
+if [ "$ROOT" -ne 0 ]; then
+	ok "# SKIP socket owner race: needs root (to chown and to act as nobody)"
+else
+	D=$T/sockdir
+	mkdir -p "$D"
+	chown 65534 "$D"
+	VICTIM=$T/root-only
+	echo secret >"$VICTIM"
+	chmod 600 "$VICTIM"
+	before=$(owner_mode "$VICTIM")
+	# The attacker: whenever a socket stands at the path, a symbolic link
+	# to the victim is renamed over it.
+	spawn as_nobody perl -e '
+		my ($d, $v) = @ARGV;
+		while (1) {
+			next unless lstat("$d/s") && -S _;
+			unlink("$d/.l");
+			symlink($v, "$d/.l") && rename("$d/.l", "$d/s");
+		}' "$D" "$VICTIM"
+	RACER=$SPAWNED
+	started=0 swapped=0 changed=0
+	for i in $(seq 60); do
+		rm -f "$D/s"
+		log=$T/sock.$i.log
+		"$EVFCGID" --listen "unix:$D/s" --socket-owner nobody \
+			--socket-group nogroup --socket-mode 0666 --allow-root \
+			2>"$log" &
+		pid=$!
+		wait_until 5 settled "$log" "$pid"
+		grep -q 'listening on' "$log" && started=$((started + 1))
+		[ -L "$D/s" ] && swapped=$((swapped + 1))
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		if [ "$(owner_mode "$VICTIM")" != "$before" ]; then
+			changed=$((changed + 1))
+			echo "# start $i: the victim became $(owner_mode "$VICTIM")"
+			chown 0:0 "$VICTIM"
+			chmod 600 "$VICTIM"
+		fi
+	done
+	kill "$RACER"
+	wait "$RACER" 2>/dev/null
+	echo "# $started of 60 starts listened; the socket was swapped for a link in $swapped"
+	check "socket race: the attacker swapped the socket for a link ($swapped of 60 starts)" \
+		test "$swapped" -gt 0
+	check "socket race: root never chowned or chmodded the link's target ($changed of 60 starts did; $before now $(owner_mode "$VICTIM"))" \
+		test "$changed" -eq 0 -a "$(owner_mode "$VICTIM")" = "$before"
+	check "socket race: the victim's content is untouched" \
+		test "$(cat "$VICTIM")" = secret
+
+	# Without the race: the socket has the owner, group and mode asked,
+	# nothing is left beside it, and it is served.
+	rm -f "$D/s"
+	spawn "$EVFCGID" --listen "unix:$D/s" --socket-owner nobody \
+		--socket-group nogroup --socket-mode 0640 --allow-root 2>"$T/sock.log"
+	pid=$SPAWNED
+	wait_port "unix:$D/s"
+	check "socket: owner nobody, group nogroup, mode 640 ($(owner_mode "$D/s"))" \
+		test "$(owner_mode "$D/s")" = "65534:65534 640"
+	check "socket: nothing else left in its directory ($(ls -A "$D" | tr '\n' ' '))" \
+		test "$(ls -A "$D")" = s
+	check "socket: /hello answered on it" fcgi_hello "$D/s" 5
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+fi
+
 # --- --log-file: links and special files refused (finding 3). ----------
 L=$T/logdir
 mkdir -p "$L"
