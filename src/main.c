@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -35,6 +36,7 @@ static struct evfcgi_server *setup(const struct config *,
 static void	setup_listeners(struct evfcgi_server *,
 		    const struct config *);
 static void	socket_owner(struct evfcgi_server *, const struct config *);
+static int	fd_is_unix(int);
 static void	drop_root(const struct config *);
 static void	raise_nofile(size_t);
 static struct event_base *base_new(const char *);
@@ -176,7 +178,7 @@ static void
 setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 {
 	char	 err[256], names[256];
-	size_t	 i;
+	size_t	 i, tcp = 0;
 	int	 n;
 
 	socket_owner(srv, cfg);
@@ -186,6 +188,7 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 			fprintf(stderr, "evfcgid: %s\n", err);
 			exit(1);
 		}
+		tcp += strncmp(cfg->listen[i], "unix:", 5) != 0;
 	}
 	if ((n = listen_activated(LISTEN_FDS_START, names, sizeof(names), err,
 	    sizeof(err))) == -1) {
@@ -195,10 +198,12 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 	if (n > 0)
 		log_info("%d sockets from systemd%s%s", n,
 		    names[0] != '\0' ? ", named " : "", names);
-	for (i = 0; i < (size_t)n; i++)
+	for (i = 0; i < (size_t)n; i++) {
 		if (evfcgi_listen_fd(srv, LISTEN_FDS_START + (int)i) == -1)
 			fatal("cannot serve socket %zu from systemd",
 			    LISTEN_FDS_START + i);
+		tcp += !fd_is_unix(LISTEN_FDS_START + (int)i);
+	}
 	if (cfg->nlisten == 0 && n == 0 &&
 	    evfcgi_listen_fd(srv, STDIN_FILENO) == -1) {
 		fprintf(stderr, "evfcgid: no --listen given, no socket from "
@@ -206,6 +211,23 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 		    "socket\nTry 'evfcgid --help'.\n");
 		exit(2);
 	}
+	if (cfg->nlisten == 0 && n == 0)
+		tcp += !fd_is_unix(STDIN_FILENO);
+	if (cfg->cgi_on && cfg->allow == NULL && tcp > 0)
+		log_warn("--cgi on a TCP socket without --allow: any peer that "
+		    "reaches it runs the programs under --cgi-root; give "
+		    "--allow ADDR or listen on a unix socket");
+}
+
+/* Whether the socket fd is a unix one (else TCP, for the --cgi warning). */
+static int
+fd_is_unix(int fd)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+
+	return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&
+	    ss.ss_family == AF_UNIX;
 }
 
 /* Has the unix sockets bound with --socket-owner and -group; or exits. */

@@ -164,6 +164,33 @@ check "SIGHUP, the log swapped for a link: its target untouched" test "$(vnow)" 
 kill "$pid"
 wait "$pid" 2>/dev/null
 
+# --- --cgi needs --cgi-root (finding 8). --------------------------------
+port=$(freeport)
+capture timeout 5 "$EVFCGID" --cgi --listen "127.0.0.1:$port"
+check "--cgi without --cgi-root: refused, exit 2 ($RC)" test "$RC" -eq 2
+check "--cgi without --cgi-root: the message says so" \
+	grep -q -e '--cgi needs --cgi-root DIR' <<<"$ERR"
+printf 'cgi\nlisten = 127.0.0.1:%s\n' "$port" >"$T/cgi.conf"
+capture timeout 5 "$EVFCGID" --config "$T/cgi.conf"
+check "cgi in a config file without cgi-root: refused, exit 2 ($RC), says so" \
+	eval 'test "$RC" -eq 2 && grep -q -e "--cgi needs --cgi-root" <<<"$ERR"'
+
+# --- --cgi on TCP without --allow warns, once (finding 8). ---------------
+port=$(freeport)
+cgi_start "$T/w1.log" --listen "127.0.0.1:$port" --workers 2
+sleep 0.3
+check "--cgi on TCP, no --allow, 2 workers: one warning ($(warnings "$T/w1.log"))" \
+	test "$(warnings "$T/w1.log")" -eq 1
+cgi_stop
+cgi_start "$T/w2.log" --listen "127.0.0.1:$port" --allow 127.0.0.1
+check "--cgi on TCP with --allow: no warning ($(warnings "$T/w2.log"))" \
+	test "$(warnings "$T/w2.log")" -eq 0
+cgi_stop
+cgi_start "$T/w3.log" --listen "unix:$T/cgi.sock"
+check "--cgi on a unix socket: no warning ($(warnings "$T/w3.log"))" \
+	test "$(warnings "$T/w3.log")" -eq 0
+cgi_stop
+
 # --- Forged log lines (finding 9). ---------------------------------------
 cat >"$T/cgi-bin/cr.sh" <<'EOF'
 #!/bin/sh
