@@ -274,7 +274,7 @@ bind_unix(const struct addr *a, int mode, uid_t uid, gid_t gid,
 		rc = bind_here(fd, AT_FDCWD, path, mode);
 	else
 		rc = bind_owned(fd, path, mode, uid, gid, err, errlen);
-	if (rc == -1 || listen(fd, backlog) == -1) {
+	if (rc != 0 || listen(fd, backlog) == -1) {
 		if (rc != -2)
 			snprintf(err, errlen, "cannot listen on unix:%s: %s",
 			    path, strerror(errno));
@@ -343,7 +343,8 @@ bind_owned(int fd, const char *path, int mode, uid_t uid, gid_t gid,
 	char		 tmp[PATH_MAX];
 	const char	*slash = strrchr(path, '/'), *base, *tname;
 	struct stat	 st;
-	int		 pfd = -1, tfd = -1, rc = -1, saved, bound = 0;
+	int		 pfd = -1, tfd = -1, rc = -1, saved, made = 0;
+	int		 bound = 0;
 
 	base = slash != NULL ? slash + 1 : path;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s.evfcgid-XXXXXX",
@@ -362,6 +363,7 @@ bind_owned(int fd, const char *path, int mode, uid_t uid, gid_t gid,
 		pfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pfd == -1 || mkdtemp(tmp) == NULL)
 		goto out;
+	made = 1;
 	tfd = openat(pfd, tname, O_PATH | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
 	/* Made by this user and open to nobody else, or not the one made. */
@@ -384,10 +386,10 @@ out:
 	saved = errno;
 	if (bound)
 		(void)unlinkat(tfd, "s", 0);
-	if (tfd != -1) {
+	if (made)
 		(void)unlinkat(pfd, tname, AT_REMOVEDIR);
+	if (tfd != -1)
 		close(tfd);
-	}
 	if (pfd != -1)
 		close(pfd);
 	errno = saved;
