@@ -73,7 +73,7 @@ else
 		}' "$D" "$VICTIM"
 	RACER=$SPAWNED
 	started=0 swapped=0 changed=0
-	for i in $(seq 60); do
+	for i in $(seq 200); do
 		rm -f "$D/s"
 		log=$T/sock.$i.log
 		"$EVFCGID" --listen "unix:$D/s" --socket-owner nobody \
@@ -94,10 +94,10 @@ else
 	done
 	kill "$RACER"
 	wait "$RACER" 2>/dev/null
-	echo "# $started of 60 starts listened; the socket was swapped for a link in $swapped"
-	check "socket race: the attacker swapped the socket for a link ($swapped of 60 starts)" \
+	echo "# $started of 200 starts listened; the socket was swapped for a link in $swapped"
+	check "socket race: the attacker swapped the socket for a link ($swapped of 200 starts)" \
 		test "$swapped" -gt 0
-	check "socket race: root never chowned or chmodded the link's target ($changed of 60 starts did; $before now $(owner_mode "$VICTIM"))" \
+	check "socket race: root never chowned or chmodded the link's target ($changed of 200 starts did; $before now $(owner_mode "$VICTIM"))" \
 		test "$changed" -eq 0 -a "$(owner_mode "$VICTIM")" = "$before"
 	check "socket race: the victim's content is untouched" \
 		test "$(cat "$VICTIM")" = secret
