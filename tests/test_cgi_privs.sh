@@ -190,6 +190,36 @@ cgi_start "$T/w3.log" --listen "unix:$T/cgi.sock"
 check "--cgi on a unix socket: no warning ($(warnings "$T/w3.log"))" \
 	test "$(warnings "$T/w3.log")" -eq 0
 cgi_stop
+# The socket on fd 0 (spawn-fcgi's way): TCP warns, unix does not.
+# on_fd0 ADDR CMD...: CMD with a socket listening on ADDR (HOST:PORT or a
+# path) as its standard input; it execs, as spawn wants (a subshell).
+on_fd0() {
+	exec python3 -c '
+import os, socket, sys
+a = sys.argv[1]
+if a.startswith("/"):
+	s = socket.socket(socket.AF_UNIX)
+	s.bind(a)
+else:
+	h, p = a.rsplit(":", 1)
+	s = socket.socket()
+	s.bind((h, int(p)))
+s.listen(8)
+os.dup2(s.fileno(), 0)
+os.execv(sys.argv[2], sys.argv[2:])' "$@"
+}
+spawn on_fd0 "127.0.0.1:$port" "$EVFCGID" --cgi --cgi-root "$T/cgi-bin" 2>"$T/w4.log"
+CGI_PID=$SPAWNED
+wait_for_line "$T/w4.log" 'listening on' 5 >/dev/null
+check "--cgi on a TCP socket on fd 0, no --allow: one warning ($(warnings "$T/w4.log"))" \
+	test "$(warnings "$T/w4.log")" -eq 1
+cgi_stop
+spawn on_fd0 "$T/fd0.sock" "$EVFCGID" --cgi --cgi-root "$T/cgi-bin" 2>"$T/w5.log"
+CGI_PID=$SPAWNED
+wait_for_line "$T/w5.log" 'listening on' 5 >/dev/null
+check "--cgi on a unix socket on fd 0: no warning ($(warnings "$T/w5.log"))" \
+	test "$(warnings "$T/w5.log")" -eq 0
+cgi_stop
 
 # --- Forged log lines (finding 9). ---------------------------------------
 cat >"$T/cgi-bin/cr.sh" <<'EOF'
