@@ -144,7 +144,8 @@ struct evfcgi_server *evfcgi_server_new(struct event_base *base,
 
 /*
  * Binds and listens on addr: "HOST:PORT", "[V6]:PORT" or "unix:/path"
- * (a stale socket file is replaced; mode applies to it).  Returns 0, or -1
+ * (a stale socket file is replaced; the socket is made with mode's
+ * permission bits by the umask around bind()).  Returns 0, or -1
  * with a message in err (errlen bytes).
  */
 int	evfcgi_listen(struct evfcgi_server *srv, const char *addr, int mode,

@@ -12,6 +12,8 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +24,15 @@
 
 static int	addr_parse_unix(const char *, struct addr *, const char **);
 static int	addr_split(const char *, int, struct addr *, const char **);
-static int	listen_bind_opt(const char *, int, int, int, char *, size_t);
+static int	listen_bind_opt(const char *, int, uid_t, gid_t, int, int,
+		    char *, size_t);
 static int	bind_inet(const char *, const struct addr *, int, int, char *,
 		    size_t);
-static int	bind_unix(const struct addr *, int, int, char *, size_t);
+static int	bind_unix(const struct addr *, int, uid_t, gid_t, int, char *,
+		    size_t);
+static int	bind_owned(int, const char *, int, uid_t, gid_t, char *,
+		    size_t);
+static int	bind_here(int, int, const char *, int);
 
 int
 addr_parse(const char *s, int passive, struct addr *a, const char **why)
@@ -137,8 +144,8 @@ addr_resolve(const char *host, const char *port, int passive,
 }
 
 static int
-listen_bind_opt(const char *addr, int mode, int backlog, int shared,
-    char *err, size_t errlen)
+listen_bind_opt(const char *addr, int mode, uid_t uid, gid_t gid,
+    int backlog, int shared, char *err, size_t errlen)
 {
 	struct addr	 a;
 	const char	*why;
@@ -148,7 +155,7 @@ listen_bind_opt(const char *addr, int mode, int backlog, int shared,
 		return -1;
 	}
 	if (a.a_unix)
-		return bind_unix(&a, mode, backlog, err, errlen);
+		return bind_unix(&a, mode, uid, gid, backlog, err, errlen);
 	return bind_inet(addr, &a, backlog, shared, err, errlen);
 }
 
@@ -156,14 +163,23 @@ int
 listen_bind(const char *addr, int mode, int backlog, char *err,
     size_t errlen)
 {
-	return listen_bind_opt(addr, mode, backlog, 0, err, errlen);
+	return listen_bind_opt(addr, mode, (uid_t)-1, (gid_t)-1, backlog, 0,
+	    err, errlen);
+}
+
+int
+listen_bind_owned(const char *addr, int mode, uid_t uid, gid_t gid,
+    int backlog, char *err, size_t errlen)
+{
+	return listen_bind_opt(addr, mode, uid, gid, backlog, 0, err, errlen);
 }
 
 int
 listen_bind_shared(const char *addr, int mode, int backlog, char *err,
     size_t errlen)
 {
-	return listen_bind_opt(addr, mode, backlog, 1, err, errlen);
+	return listen_bind_opt(addr, mode, (uid_t)-1, (gid_t)-1, backlog, 1,
+	    err, errlen);
 }
 
 int
@@ -219,15 +235,18 @@ bind_inet(const char *addr, const struct addr *a, int backlog, int shared,
 
 /*
  * Binds the unix socket a: a stale socket file (nobody accepts on it) is
- * replaced, a live one is an error.  Returns the socket, or -1 with err.
+ * replaced, a live one is an error.  The file is made with mode (its
+ * permission bits) by the umask bind() sees, never by a chmod() of the
+ * path; an owner or group (not -1) is given as bind_owned() does.
+ * Returns the socket, or -1 with err.
  */
 static int
-bind_unix(const struct addr *a, int mode, int backlog, char *err,
-    size_t errlen)
+bind_unix(const struct addr *a, int mode, uid_t uid, gid_t gid,
+    int backlog, char *err, size_t errlen)
 {
 	const char	*path = a->a_host;
 	struct stat	 st;
-	int		 fd, probe;
+	int		 fd, probe, rc;
 
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
@@ -251,14 +270,130 @@ bind_unix(const struct addr *a, int mode, int backlog, char *err,
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	if (bind(fd, (const struct sockaddr *)&a->a_ss, a->a_len) == -1 ||
-	    chmod(path, (mode_t)mode) == -1 || listen(fd, backlog) == -1) {
-		snprintf(err, errlen, "cannot listen on unix:%s: %s", path,
-		    strerror(errno));
+	if (uid == (uid_t)-1 && gid == (gid_t)-1)
+		rc = bind_here(fd, AT_FDCWD, path, mode);
+	else
+		rc = bind_owned(fd, path, mode, uid, gid, err, errlen);
+	if (rc != 0 || listen(fd, backlog) == -1) {
+		if (rc != -2)
+			snprintf(err, errlen, "cannot listen on unix:%s: %s",
+			    path, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * Binds fd to the unix socket name, relative to the directory dfd
+ * (AT_FDCWD: as given), the file made with mode's permission bits.
+ * Returns 0, or -1 with errno.
+ */
+static int
+bind_here(int fd, int dfd, const char *name, int mode)
+{
+	struct sockaddr_un	 sun;
+	mode_t			 old;
+	int			 cwd = -1, rc, saved;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(name) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, name, strlen(name));
+	/* bind() has no *at() form: the directory is entered for it. */
+	if (dfd != AT_FDCWD && ((cwd = open(".", O_PATH | O_DIRECTORY |
+	    O_CLOEXEC)) == -1 || fchdir(dfd) == -1)) {
+		saved = errno;
+		if (cwd != -1)
+			close(cwd);
+		errno = saved;
+		return -1;
+	}
+	old = umask((mode_t)(~mode & 0777));
+	rc = bind(fd, (const struct sockaddr *)&sun, (socklen_t)sizeof(sun));
+	saved = errno;
+	(void)umask(old);
+	if (cwd != -1) {
+		if (fchdir(cwd) == -1 && rc == 0) {
+			rc = -1;
+			saved = errno;
+		}
+		close(cwd);
+	}
+	errno = saved;
+	return rc;
+}
+
+/*
+ * Binds fd as the unix socket path owned by uid and gid (-1: unchanged).
+ * The socket is made in a new directory beside path that only this user
+ * can write, given its owner there (fchownat, no symbolic link followed)
+ * and then renamed to path.  So the owner is only ever given to the file
+ * bind() made: whoever can write path's directory, a symbolic link, a
+ * hard link or another file swapped in meanwhile is never touched.
+ * Returns 0; -1 with errno; or -2 with err.
+ */
+static int
+bind_owned(int fd, const char *path, int mode, uid_t uid, gid_t gid,
+    char *err, size_t errlen)
+{
+	char		 tmp[PATH_MAX];
+	const char	*slash = strrchr(path, '/'), *base, *tname;
+	struct stat	 st;
+	int		 pfd = -1, tfd = -1, rc = -1, saved, made = 0;
+	int		 bound = 0;
+
+	base = slash != NULL ? slash + 1 : path;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s.evfcgid-XXXXXX",
+	    (int)(base - path), path) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	tname = tmp + (base - path);
+	if (slash == path)
+		pfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else if (slash != NULL) {
+		tmp[slash - path] = '\0';
+		pfd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		tmp[slash - path] = '/';
+	} else
+		pfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd == -1 || mkdtemp(tmp) == NULL)
+		goto out;
+	made = 1;
+	tfd = openat(pfd, tname, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	/* Made by this user and open to nobody else, or not the one made. */
+	if (tfd != -1 && (fstat(tfd, &st) == -1 || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) != 0)) {
+		snprintf(err, errlen, "unix:%s: the directory %s changed "
+		    "under evfcgid", path, tmp);
+		rc = -2;
+		goto out;
+	}
+	if (tfd == -1 || bind_here(fd, tfd, "s", mode) == -1)
+		goto out;
+	bound = 1;
+	if (fchownat(tfd, "s", uid, gid, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    renameat(tfd, "s", pfd, base) == -1)
+		goto out;
+	bound = 0;
+	rc = 0;
+out:
+	saved = errno;
+	if (bound)
+		(void)unlinkat(tfd, "s", 0);
+	if (made)
+		(void)unlinkat(pfd, tname, AT_REMOVEDIR);
+	if (tfd != -1)
+		close(tfd);
+	if (pfd != -1)
+		close(pfd);
+	errno = saved;
+	return rc;
 }
 
 void

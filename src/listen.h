@@ -36,13 +36,22 @@ int	addr_resolve(const char *host, const char *port, int passive,
 	    struct sockaddr_storage *ss, socklen_t *len, const char **why);
 
 /*
- * Binds and listens on addr (as for addr_parse); a unix socket gets mode,
- * and a stale socket file at its path is replaced while a live one is an
- * error.  Returns the listening socket (close-on-exec), or -1 with a
- * message in err (errlen bytes).
+ * Binds and listens on addr (as for addr_parse); a unix socket is made
+ * with mode's permission bits (by the umask around bind(), no chmod of a
+ * path), and a stale socket file at its path is replaced while a live one
+ * is an error.  Returns the listening socket (close-on-exec), or -1 with
+ * a message in err (errlen bytes).
  */
 int	listen_bind(const char *addr, int mode, int backlog, char *err,
 	    size_t errlen);
+
+/*
+ * As listen_bind(), but a unix socket is also given uid and gid (-1:
+ * unchanged) without any path being followed: see bind_owned() in
+ * listen.c.
+ */
+int	listen_bind_owned(const char *addr, int mode, uid_t uid, gid_t gid,
+	    int backlog, char *err, size_t errlen);
 
 /*
  * As listen_bind(), but a TCP socket gets SO_REUSEPORT before its bind,

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -34,8 +35,9 @@ static struct evfcgi_server *setup(const struct config *,
 		    struct event_base **, struct cgi **);
 static void	setup_listeners(struct evfcgi_server *,
 		    const struct config *);
-static void	socket_owner(const struct config *, const char *);
+static void	socket_owner(struct evfcgi_server *, const struct config *);
 static void	check_users(const struct config *);
+static int	fd_is_unix(int);
 static void	drop_root(const struct config *);
 static void	raise_nofile(size_t);
 static struct event_base *base_new(const char *);
@@ -177,9 +179,10 @@ static void
 setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 {
 	char	 err[256], names[256];
-	size_t	 i;
+	size_t	 i, tcp = 0;
 	int	 n;
 
+	socket_owner(srv, cfg);
 	for (i = 0; i < cfg->nlisten; i++) {
 		if (evfcgi_listen(srv, cfg->listen[i], (int)cfg->mode, err,
 		    sizeof(err)) == -1) {
@@ -188,8 +191,7 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 			    "--listen", err);
 			exit(1);
 		}
-		if (strncmp(cfg->listen[i], "unix:", 5) == 0)
-			socket_owner(cfg, cfg->listen[i] + 5);
+		tcp += strncmp(cfg->listen[i], "unix:", 5) != 0;
 	}
 	if ((n = listen_activated(LISTEN_FDS_START, names, sizeof(names), err,
 	    sizeof(err))) == -1) {
@@ -199,10 +201,12 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 	if (n > 0)
 		log_info("%d sockets from systemd%s%s", n,
 		    names[0] != '\0' ? ", named " : "", names);
-	for (i = 0; i < (size_t)n; i++)
+	for (i = 0; i < (size_t)n; i++) {
 		if (evfcgi_listen_fd(srv, LISTEN_FDS_START + (int)i) == -1)
 			fatal("cannot serve socket %zu from systemd",
 			    LISTEN_FDS_START + i);
+		tcp += !fd_is_unix(LISTEN_FDS_START + (int)i);
+	}
 	if (cfg->nlisten == 0 && n == 0 &&
 	    evfcgi_listen_fd(srv, STDIN_FILENO) == -1) {
 		fprintf(stderr, "evfcgid: no --listen given, no socket from "
@@ -210,6 +214,12 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 		    "socket\nTry 'evfcgid --help'.\n");
 		exit(2);
 	}
+	if (cfg->nlisten == 0 && n == 0)
+		tcp += !fd_is_unix(STDIN_FILENO);
+	if (cfg->cgi_on && cfg->allow == NULL && tcp > 0)
+		log_warn("--cgi on a TCP socket without --allow: any peer that "
+		    "reaches it runs the programs under --cgi-root; give "
+		    "--allow ADDR or listen on a unix socket");
 }
 
 /*
@@ -244,34 +254,38 @@ check_users(const struct config *cfg)
 	}
 }
 
-/* Gives the unix socket at path the --socket-owner and -group; or exits. */
+/* Whether the socket fd is a unix one (else TCP, for the --cgi warning). */
+static int
+fd_is_unix(int fd)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+
+	return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&
+	    ss.ss_family == AF_UNIX;
+}
+
+/* Has the unix sockets bound with --socket-owner and -group; or exits. */
 static void
-socket_owner(const struct config *cfg, const char *path)
+socket_owner(struct evfcgi_server *srv, const struct config *cfg)
 {
 	char	 err[256];
 	uid_t	 uid = (uid_t)-1;
 	gid_t	 gid = (gid_t)-1, ugid;
 
-	if (cfg->socket_owner == NULL && cfg->socket_group == NULL)
-		return;
 	if (cfg->socket_owner != NULL && privs_user(cfg->socket_owner, &uid,
 	    &ugid, err, sizeof(err)) == -1) {
-		fprintf(stderr, "evfcgid: --socket-owner %s\n", err);
-		unlink(path);
+		fprintf(stderr, "evfcgid: %s %s\n",
+		    options_who("socket-owner"), err);
 		exit(1);
 	}
 	if (cfg->socket_group != NULL && privs_group(cfg->socket_group, &gid,
 	    err, sizeof(err)) == -1) {
-		fprintf(stderr, "evfcgid: --socket-group %s\n", err);
-		unlink(path);
+		fprintf(stderr, "evfcgid: %s %s\n",
+		    options_who("socket-group"), err);
 		exit(1);
 	}
-	if (chown(path, uid, gid) == -1) {
-		fprintf(stderr, "evfcgid: unix:%s: cannot change its owner: "
-		    "%s\n", path, strerror(errno));
-		unlink(path);
-		exit(1);
-	}
+	server_socket_owner(srv, uid, gid);
 }
 
 /*
@@ -323,7 +337,7 @@ main(int argc, char **argv)
 	if (log_init("evfcgid", cfg.level, cfg.use_syslog,
 	    cfg.log_file) == -1) {
 		fprintf(stderr, "evfcgid: %s %s: %s\n",
-		    options_who("log-file"), cfg.log_file, strerror(errno));
+		    options_who("log-file"), cfg.log_file, log_file_error());
 		return 1;
 	}
 	if (cfg.user == NULL && geteuid() == 0 && !cfg.allow_root) {

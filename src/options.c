@@ -143,7 +143,7 @@ usage(FILE *f)
 "                            (LISTEN_FDS), else fd 0 if it is a listening\n"
 "                            socket (spawn-fcgi, lighttpd bin-path).\n"
 "      --socket-mode MODE    octal mode of unix sockets (default 0660)\n"
-"      --socket-owner USER   owner of unix sockets (chown after bind)\n"
+"      --socket-owner USER   owner of unix sockets (no path followed)\n"
 "      --socket-group GROUP  group of unix sockets\n"
 "      --allow ADDR[/BITS][,...]\n"
 "                            TCP peers allowed: IPv4/IPv6 addresses or\n"
@@ -244,7 +244,7 @@ usage_cgi(FILE *f)
 "                            DOCUMENT_ROOT + SCRIPT_NAME) for each request,\n"
 "                            instead of the demo routes\n"
 "      --cgi-root DIR        programs must be executable regular files\n"
-"                            inside DIR (realpath), else 403/404 (/)\n"
+"                            inside DIR (realpath), else 403/404; needed\n"
 "      --cgi-max N           programs running at once (%zu)\n"
 "      --cgi-queue N         requests waiting for one; beyond: 503 (%zu)\n"
 "      --cgi-timeout S       per request (time its output waits for the\n"
@@ -614,6 +614,12 @@ check_all(struct config *cfg)
 		fprintf(stderr, "evfcgid: %s %zu is above %s %zu\n",
 		    options_who("low-water"), cfg->lim.low_water, high,
 		    cfg->lim.high_water);
+		return 2;
+	}
+	if (cfg->cgi_on && cfg->cgi.c_root == NULL) {
+		fprintf(stderr, "evfcgid: --cgi needs --cgi-root DIR, the "
+		    "directory its programs must be in (no default: / would "
+		    "let a peer run any program)\n");
 		return 2;
 	}
 	if (!cfg->cgi_on && cfg->cgi.c_root != NULL) {

@@ -101,6 +101,8 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 	TAILQ_INIT(&srv->srv_conns);
 	srv->srv_accepting = 1;
 	srv->srv_groups = 1;
+	srv->srv_sock_uid = (uid_t)-1;
+	srv->srv_sock_gid = (gid_t)-1;
 	linger_init(&srv->srv_linger, base, lim->max_conns, lim->write_timeout,
 	    &srv->srv_st.lingering);
 	srv->srv_env = (struct conn_env){
@@ -439,6 +441,13 @@ server_listen_groups(struct evfcgi_server *srv, int n)
 }
 
 void
+server_socket_owner(struct evfcgi_server *srv, uid_t uid, gid_t gid)
+{
+	srv->srv_sock_uid = uid;
+	srv->srv_sock_gid = gid;
+}
+
+void
 server_worker_slot(struct evfcgi_server *srv, int slot)
 {
 	struct listener	*l;
@@ -684,7 +693,8 @@ evfcgi_listen(struct evfcgi_server *srv, const char *addr, int mode,
 
 	fd = groups > 1 ?
 	    listen_bind_shared(addr, mode, LISTEN_BACKLOG, err, errlen) :
-	    listen_bind(addr, mode, LISTEN_BACKLOG, err, errlen);
+	    listen_bind_owned(addr, mode, srv->srv_sock_uid,
+	    srv->srv_sock_gid, LISTEN_BACKLOG, err, errlen);
 	if (fd == -1)
 		return -1;
 	/* Name the real port, which the kernel picked if the address said 0. */
@@ -804,7 +814,7 @@ server_signalcb(evutil_socket_t sig, short what, void *arg)
 	if (sig == SIGHUP) {
 		if (log_reopen() == -1)
 			log_err("SIGHUP: cannot reopen the log: %s",
-			    strerror(errno));
+			    log_file_error());
 		else
 			log_info("SIGHUP: log reopened");
 		if (srv->srv_alog != NULL && access_log_reopen(srv->srv_alog) ==

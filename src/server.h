@@ -58,6 +58,8 @@ struct evfcgi_server {
 	void			*srv_default_arg;
 	int			 srv_accepting;	/* listeners enabled */
 	int			 srv_groups;	/* TCP sockets an address */
+	uid_t			 srv_sock_uid;	/* unix sockets' owner, or -1 */
+	gid_t			 srv_sock_gid;	/* and group, or -1 */
 	unsigned		 srv_share;	/* accepts a wakeup, 0: all */
 	unsigned		 srv_taken;	/* accepted since the last turn */
 	int			 srv_yielding;	/* share taken: waits a turn */

@@ -6,6 +6,8 @@
 #ifndef SERVER_OPS_H
 #define SERVER_OPS_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 
 struct evfcgi_server;
@@ -42,6 +44,12 @@ void	server_accept_share(struct evfcgi_server *srv, unsigned n);
  * evfcgi_listen(); unix sockets and inherited ones stay shared.
  */
 void	server_listen_groups(struct evfcgi_server *srv, int n);
+
+/*
+ * Makes evfcgi_listen() give the unix sockets it binds owner uid and
+ * group gid (-1: unchanged), with no path followed (listen_bind_owned()).
+ */
+void	server_socket_owner(struct evfcgi_server *srv, uid_t uid, gid_t gid);
 
 /*
  * In worker slot (0 to n-1) after fork: closes the TCP sockets of the

@@ -168,7 +168,7 @@ start_evfcgid_cgi() {
 	cgi_addr "$kind"
 	CGI_LOG=$T/evfcgid-cgi.$CGI_NO.log
 	cgi_spawn_group "$CGI_LOG" "$CGI_EVFCGID" --cgi --cgi-root "$root" "${limit[@]}" \
-		--listen "$CGI_ADDR" || return 1
+		--listen "$CGI_ADDR" --allow 127.0.0.1 || return 1
 	wait_port "$CGI_ADDR"
 }
 

@@ -2,15 +2,20 @@
  * check_listen.c: socket activation (listen_activated): the sockets
  * systemd passes are taken only when LISTEN_PID is this process, each
  * must be a listening stream socket, malformed variables are refused, and
- * the variables are gone afterwards so that no child takes them.
+ * the variables are gone afterwards so that no child takes them.  And a
+ * unix socket's mode and owner (listen_bind_owned): exactly the mode asked
+ * whatever the umask, the umask given back, nothing left beside it.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,13 +142,80 @@ START_TEST(malformed_not_listening)
 }
 END_TEST
 
+/* The entries of directory dir but . and .., counted. */
+static int
+entries(const char *dir)
+{
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	ck_assert_ptr_nonnull(d = opendir(dir));
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+START_TEST(core_unix_mode_owner)
+{
+	char			 dir[] = "/tmp/check_listen.XXXXXX", addr[64];
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	int			 fd, c;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	umask(022);
+	/* No owner: the mode by the umask around bind(). */
+	snprintf(addr, sizeof(addr), "unix:%s/a", dir);
+	ck_assert_int_ne(fd = listen_bind(addr, 0666, 4, err, sizeof(err)), -1);
+	ck_assert_int_eq(lstat(addr + 5, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0666);
+	close(fd);
+	ck_assert_int_eq(unlink(addr + 5), 0);
+	/* An owner: bound aside, given its owner, renamed into place. */
+	snprintf(addr, sizeof(addr), "unix:%s/b", dir);
+	ck_assert_int_ne(fd = listen_bind_owned(addr, 0640, getuid(), getgid(),
+	    4, err, sizeof(err)), -1);
+	ck_assert_int_eq(lstat(addr + 5, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0640);
+	ck_assert_uint_eq(st.st_uid, getuid());
+	ck_assert_uint_eq(st.st_gid, getgid());
+	ck_assert_int_eq(entries(dir), 1);
+	ck_assert_int_eq(umask(0), 022);
+	/* It is served at its final path. */
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	ck_assert_uint_lt(strlen(addr + 5), sizeof(sun.sun_path));
+	memcpy(sun.sun_path, addr + 5, strlen(addr + 5));
+	ck_assert_int_ne(c = socket(AF_UNIX, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(c);
+	close(fd);
+	ck_assert_int_eq(unlink(addr + 5), 0);
+	/* A relative path: the directory beside it is the working one. */
+	ck_assert_int_eq(chdir(dir), 0);
+	ck_assert_int_ne(fd = listen_bind_owned("unix:c", 0600, (uid_t)-1,
+	    getgid(), 4, err, sizeof(err)), -1);
+	ck_assert_int_eq(lstat("c", &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(entries("."), 1);
+	close(fd);
+	ck_assert_int_eq(unlink("c"), 0);
+	ck_assert_int_eq(chdir("/"), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int
 main(void)
 {
 	Suite	*s = suite_create("listen");
 
 	suite_add_case(s, "core", NULL, NULL, 0, core_none_passed,
-	    core_two_sockets, core_other_process, NULL);
+	    core_two_sockets, core_other_process, core_unix_mode_owner, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_variables,
 	    malformed_not_listening, NULL);
 	return suite_run(s);

@@ -26,7 +26,7 @@ start_cgi() {
 	cgi_addr tcp
 	CGI_LOG=$T/evfcgid-cgi.$CGI_NO.log
 	cgi_spawn_group "$CGI_LOG" "$CGI_EVFCGID" --cgi --cgi-root "$WWW/cgi-bin" \
-		--listen "$CGI_ADDR" "$@" && wait_port "$CGI_ADDR" &&
+		--listen "$CGI_ADDR" --allow 127.0.0.1 "$@" && wait_port "$CGI_ADDR" &&
 		start_cgi_nginx "$CGI_ADDR" "$WWW"
 }
 

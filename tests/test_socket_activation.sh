@@ -80,7 +80,7 @@ check "SIGTERM ends the parent and its workers, exit 0" term_wait "$ACT_PID"
 mkdir -p "$T/cgi-bin"
 cp -p "$TOP/tests/cgi/hello.sh" "$T/cgi-bin/"
 port=$(freeport)
-activate "$port" fcgi-cgi --cgi --cgi-root "$T/cgi-bin"
+activate "$port" fcgi-cgi --cgi --cgi-root "$T/cgi-bin" --allow 127.0.0.1
 cgi_hello() {
 	SCRIPT_FILENAME=$T/cgi-bin/hello.sh REQUEST_METHOD=GET SCRIPT_NAME=/hello.sh \
 		timeout 5 cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null 2>/dev/null |

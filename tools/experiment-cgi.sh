@@ -68,7 +68,7 @@ start_cgi_exp_backend() {
 	local log=$CELL_DIR/backend.$1.log
 	case $2 in
 	evfcgid-cgi) setsid "$EVFCGID" --cgi --cgi-root "$CGI_WWW" --cgi-max "$CGI_EXP_MAX" \
-		--cgi-queue "$CGI_EXP_MAX" --listen "$3" -q 2>>"$log" & ;;
+		--cgi-queue "$CGI_EXP_MAX" --listen "$3" --allow 127.0.0.1 -q 2>>"$log" & ;;
 	fcgiwrap1) setsid "$FCGIWRAP" -c 1 -s "tcp:$3" 2>>"$log" & ;;
 	fcgiwrap4) setsid "$FCGIWRAP" -c 4 -s "tcp:$3" 2>>"$log" & ;;
 	*) die "unknown CGI backend $2" ;;
