@@ -170,7 +170,7 @@ capture timeout 5 "$EVFCGID" --cgi --listen "127.0.0.1:$port"
 check "--cgi without --cgi-root: refused, exit 2 ($RC)" test "$RC" -eq 2
 check "--cgi without --cgi-root: the message says so" \
 	grep -q -e '--cgi needs --cgi-root DIR' <<<"$ERR"
-printf 'cgi\nlisten = 127.0.0.1:%s\n' "$port" >"$T/cgi.conf"
+printf 'cgi\nlisten 127.0.0.1:%s\n' "$port" >"$T/cgi.conf"
 capture timeout 5 "$EVFCGID" --config "$T/cgi.conf"
 check "cgi in a config file without cgi-root: refused, exit 2 ($RC), says so" \
 	eval 'test "$RC" -eq 2 && grep -q -e "--cgi needs --cgi-root" <<<"$ERR"'

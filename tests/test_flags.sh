@@ -153,6 +153,8 @@ for name in $onoff; do
 	covered+="$name "
 	ex=()
 	[ "$name" = allow-root ] || ex=(--allow-root)
+	# --cgi has no default root (issue 18): it is given one.
+	[ "$name" = cgi ] && ex+=(--cgi-root "$T")
 	good_run "--$name" "$SOCK" --listen "unix:$SOCK" "${ex[@]}" "--$name"
 	write_conf "$name # on" "listen unix:$SOCK"
 	good_run "config line '$name # on'" "$SOCK" --config "$conf" "${ex[@]}"
