@@ -40,8 +40,8 @@ CHECKS_ASAN = $(CHECKS:=.asan)
 
 # The shared library: its own ABI version (not the package's), the soname
 # carries the major; only evfcgi_* is exported (src/libevfcgi.map).
-SO_MAJOR = 0
-SO_VERSION = $(SO_MAJOR).1.0
+SO_MAJOR = 1
+SO_VERSION = $(SO_MAJOR).0.0
 SHLIB = src/libevfcgi.so.$(SO_VERSION)
 
 # Defined before all: a prerequisite list is expanded where it is read.
