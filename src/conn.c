@@ -74,6 +74,7 @@ static void	conn_pwakecb(evutil_socket_t, short, void *);
 static void	conn_pump_room(struct conn *, int);
 static struct evfcgi_req *conn_producer_next(struct conn *, size_t, int);
 static void	conn_producers_wake(struct conn *);
+static void	conn_producers_later(struct conn *);
 static int	conn_write_progress(struct conn *);
 static void	conn_enter(struct conn *);
 static void	conn_leave(struct conn *);
@@ -174,7 +175,6 @@ conn_events_new(struct conn *c, int fd)
 		return -1;
 	}
 	evtimer_assign(&c->c_timer, base, conn_timeoutcb, c);
-	evtimer_assign(&c->c_pwake, base, conn_pwakecb, c);
 	event_assign(&c->c_rev, base, fd, EV_READ | EV_PERSIST, conn_readcb,
 	    c);
 	event_assign(&c->c_wev, base, fd, EV_WRITE | EV_PERSIST, conn_writecb,
@@ -282,7 +282,9 @@ conn_close(struct conn *c, const char *why)
 		evutil_closesocket(c->c_fd);
 	c->c_fd = -1;
 	evtimer_del(&c->c_timer);
-	evtimer_del(&c->c_pwake);
+	if (c->c_pwake != NULL)
+		event_free(c->c_pwake);
+	c->c_pwake = NULL;
 	env->ce_st->connections--;
 	env->ce_closed(env->ce_arg, c);
 	if (c->c_in_cb == 0)
@@ -1008,12 +1010,28 @@ conn_pump_room(struct conn *c, int needy)
 			idle = 1;
 	}
 	if (idle && c->c_state != CONN_DEAD && c->c_state != CONN_CLOSING &&
-	    conn_out_len(c) <= lim->low_water) {
-		struct timeval	 now = { 0, 0 };
-
-		evtimer_add(&c->c_pwake, &now);
-	}
+	    conn_out_len(c) <= lim->low_water)
+		conn_producers_later(c);
 	conn_leave(c);
+}
+
+/*
+ * Calls the idle producers again on the next loop turn, after the loop
+ * polled: a timer (an event made active now would run in this turn).  Its
+ * event is made the first time: a connection whose producers behave never
+ * pays for it.
+ */
+static void
+conn_producers_later(struct conn *c)
+{
+	struct timeval	 now = { 0, 0 };
+
+	if (c->c_pwake == NULL && (c->c_pwake = evtimer_new(c->c_env->ce_base,
+	    conn_pwakecb, c)) == NULL) {
+		conn_fail(c, "out of memory for a producer's timer");
+		return;
+	}
+	evtimer_add(c->c_pwake, &now);
 }
 
 /* Producers went idle at the low mark: they are called again now. */

@@ -1906,6 +1906,28 @@ h_endless(struct evfcgi_req *req, void *arg)
 	ck_assert_int_eq(evfcgi_produce(req, pb_endless, NULL), 0);
 }
 
+/* Writes nothing for its first 19 calls (a source not ready), then ends. */
+static int
+pb_poll(struct evfcgi_req *req, size_t room, void *arg)
+{
+	(void)room;
+	(void)arg;
+	if (++pb.calls < 20)
+		return 0;
+	ck_assert_int_eq(evfcgi_write(req, "done", 4), 0);
+	return 1;
+}
+
+static void
+h_poll(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(evfcgi_header(req, 200, "text/plain", 4), 0);
+	ck_assert_int_eq(evfcgi_produce(req, pb_poll, NULL), 0);
+	/* It wrote nothing with all the room there is: not again now. */
+	ck_assert_int_eq(pb.calls, 1);
+}
+
 /* Sends /hello on its own connection and times the answer. */
 static double
 hello_time(void)
@@ -1955,6 +1977,26 @@ START_TEST(producer_writing_nothing_waits)
 		peer_free(p);
 		teardown();
 	}
+}
+END_TEST
+
+/*
+ * A producer that writes nothing while the output is empty is called again
+ * on a later loop turn, not in a loop of its own within one.
+ */
+START_TEST(producer_idle_called_next_turn)
+{
+	struct peer	*p;
+
+	memset(&pb, 0, sizeof(pb));
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, "/poll", h_poll, NULL), 0);
+	p = peer_new();
+	send_request(p, 1, 0, "/poll", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+	ck_assert_int_eq(pb.calls, 20);
+	ck_assert_str_eq(body_str(&p->r[1]), "done");
+	peer_free(p);
 }
 END_TEST
 
@@ -2040,7 +2082,8 @@ conn_suite(void)
 	    header_lines_sent, stream_pauses_and_resumes, stream_64mib_bounded,
 	    stream_body_limit, stream_aborted, body_from_fd,
 	    async_answer_and_abort, producer_writing_nothing_waits,
-	    producer_without_end_bounded, head_producer_runs_once, NULL);
+	    producer_without_end_bounded, head_producer_runs_once,
+	    producer_idle_called_next_turn, NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,
