@@ -313,7 +313,7 @@ req_params_end(struct evfcgi_req *r, const char **why)
 	}
 	/* RFC 3875 6.3.3: no body for HEAD, whatever the handler writes. */
 	m = evfcgi_param(r, "REQUEST_METHOD");
-	r->r_nobody = m != NULL && strcmp(m, "HEAD") == 0;
+	r->r_nobody = r->r_is_head = m != NULL && strcmp(m, "HEAD") == 0;
 	switch (req_cgi_path(r)) {
 	case -1:
 		st->overloaded++;
@@ -741,7 +741,7 @@ evfcgi_method(struct evfcgi_req *r)
 int
 evfcgi_is_head(struct evfcgi_req *r)
 {
-	return strcmp(evfcgi_method(r), "HEAD") == 0;
+	return r->r_is_head;
 }
 
 const char *

@@ -121,6 +121,7 @@ struct evfcgi_req {
 	enum req_state		 r_state;
 	enum req_head		 r_head;
 	int			 r_nobody;	/* HEAD: body writes dropped */
+	int			 r_is_head;	/* REQUEST_METHOD HEAD */
 	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
 	struct timespec		 r_t0;		/* the same, CLOCK_MONOTONIC */
 	int			 r_reject;	/* status to answer, 0: none */
