@@ -21,7 +21,8 @@
  *   - the abort callback (evfcgi_on_abort()) returns: the peer aborted
  *     (FCGI_ABORT_REQUEST), its connection closed or failed, or the engine
  *     ended a streamed body (413 past evfcgi_body_limit(), 503 at the
- *     global input cap).
+ *     global input cap) or a body-less answer whose producer returned 0
+ *     (HEAD: see evfcgi_producer).
  * The abort callback runs at most once, only while the application holds
  * the request, never after it finished; it must release what the
  * application keeps for the request (timers, producer state): the engine
