@@ -1928,6 +1928,25 @@ h_poll(struct evfcgi_req *req, void *arg)
 	ck_assert_int_eq(pb.calls, 1);
 }
 
+/*
+ * Declares 10 bytes and sends 3 (?short), or all of them and one more,
+ * refused (?long), or just all of them.
+ */
+static void
+h_declared(struct evfcgi_req *req, void *arg)
+{
+	const char	*q = evfcgi_query(req);
+	int		 bad = *q != '\0';
+
+	(void)arg;
+	ck_assert_int_eq(evfcgi_header(req, 200, "text/plain", 10), 0);
+	ck_assert_int_eq(evfcgi_write(req, "0123456789",
+	    (strcmp(q, "short") == 0 ? 3 : 10)), 0);
+	if (strcmp(q, "long") == 0)
+		ck_assert_int_eq(evfcgi_write(req, "x", 1), -1);
+	ck_assert_int_eq(evfcgi_finish(req), (bad ? -1 : 0));
+}
+
 /* Sends /hello on its own connection and times the answer. */
 static double
 hello_time(void)
@@ -1977,6 +1996,41 @@ START_TEST(producer_writing_nothing_waits)
 		peer_free(p);
 		teardown();
 	}
+}
+END_TEST
+
+/*
+ * A body short of its Content-Length ends its request, and its kept
+ * connection closes after it: the web server sees the answer cut.  One
+ * that meets it keeps the connection; one that would pass it is refused
+ * there and closes it too.
+ */
+START_TEST(short_body_closes_kept_conn)
+{
+	struct peer	*p;
+	size_t		 len;
+
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, "/declared", h_declared, NULL), 0);
+	p = peer_new();
+	ck_assert_str_eq(body_str(ask(p, 1, "/declared", NULL)), "0123456789");
+	run_for(0.05);
+	peer_read(p, 0);
+	ck_assert(!p->eof);
+	resp_reset(p, 1);
+	send_request(p, 1, FCGI_KEEP_CONN, "/declared?short", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->eof, 5));
+	resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_uint_eq(stats().connections, 0);
+	peer_free(p);
+	/* A write past the length is refused: the connection goes too. */
+	p = peer_new();
+	send_request(p, 1, FCGI_KEEP_CONN, "/declared?long", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->eof, 5));
+	resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 10);
+	peer_free(p);
 }
 END_TEST
 
@@ -2083,7 +2137,8 @@ conn_suite(void)
 	    stream_body_limit, stream_aborted, body_from_fd,
 	    async_answer_and_abort, producer_writing_nothing_waits,
 	    producer_without_end_bounded, head_producer_runs_once,
-	    producer_idle_called_next_turn, NULL);
+	    producer_idle_called_next_turn, short_body_closes_kept_conn,
+	    NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,
