@@ -43,8 +43,8 @@ CHECKS_ASAN = $(CHECKS:=.asan)
 
 # The shared library: its own ABI version (not the package's), the soname
 # carries the major; only evfcgi_* is exported (src/libevfcgi.map).
-SO_MAJOR = 0
-SO_VERSION = $(SO_MAJOR).1.0
+SO_MAJOR = 1
+SO_VERSION = $(SO_MAJOR).0.0
 SHLIB = src/libevfcgi.so.$(SO_VERSION)
 
 # Defined before all: a prerequisite list is expanded where it is read.
@@ -157,6 +157,12 @@ tests/bin/freeport: tests/freeport.c
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+# An application whose producers misbehave (tests/test_producer.sh).
+tests/bin/bad_producer: tests/bad_producer.c src/libevfcgi.a src/evfcgi.h
+	@mkdir -p tests/bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/libevfcgi.a $(LDFLAGS) \
+		$(LIBEVENT_LIBS)
+
 # Each Check suite links the engine, the demo routes and the tools' shared
 # modules (the linker takes from the archives what the suite uses); built
 # twice, the second time against the sanitizer flavour.
@@ -196,7 +202,8 @@ fuzz: fuzz/fuzz_conn
 	mkdir -p fuzz/found
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 
-check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn
+check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn \
+		tests/bin/bad_producer
 	bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
 # The Check suites alone, no processes started: debian/rules runs them.

@@ -151,6 +151,12 @@ send_pattern(struct evfcgi_req *req, uint64_t total, evfcgi_producer fn)
 {
 	struct body	*b;
 
+	if (evfcgi_is_head(req)) {
+		/* Its body would send nothing: the header tells it all. */
+		if (evfcgi_header(req, 200, "text/plain", (long long)total) == 0)
+			(void)evfcgi_finish(req);
+		return;
+	}
 	if ((b = body_new(total)) == NULL) {
 		evfcgi_respond_error(req, 503, "out of memory");
 		return;

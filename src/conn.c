@@ -70,6 +70,11 @@ static void	conn_timeoutcb(evutil_socket_t, short, void *);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	conn_waitcb(void *);
+static void	conn_pwakecb(evutil_socket_t, short, void *);
+static void	conn_pump_room(struct conn *, int);
+static struct evfcgi_req *conn_producer_next(struct conn *, size_t, int);
+static void	conn_producers_wake(struct conn *);
+static void	conn_producers_later(struct conn *);
 static int	conn_write_progress(struct conn *);
 static void	conn_enter(struct conn *);
 static void	conn_leave(struct conn *);
@@ -277,6 +282,9 @@ conn_close(struct conn *c, const char *why)
 		evutil_closesocket(c->c_fd);
 	c->c_fd = -1;
 	evtimer_del(&c->c_timer);
+	if (c->c_pwake != NULL)
+		event_free(c->c_pwake);
+	c->c_pwake = NULL;
 	env->ce_st->connections--;
 	env->ce_closed(env->ce_arg, c);
 	if (c->c_in_cb == 0)
@@ -676,7 +684,9 @@ conn_req_produce(struct evfcgi_req *r, void *arg)
 		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod_entry);
 		r->r_producing = 1;
 	}
-	conn_pump(c);
+	/* Set from a running producer: the pump running it goes on. */
+	if (c->c_link.rl_prod == NULL)
+		conn_pump(c);
 }
 
 /*
@@ -854,6 +864,8 @@ conn_written(struct conn *c)
 	}
 	if (left <= lim->low_water)
 		conn_low_mark(c);
+	else if (left < lim->high_water && !TAILQ_EMPTY(&c->c_producers))
+		conn_pump_room(c, 1);	/* those that said what they need */
 }
 
 /* Output is at the low mark (or, when closing, maybe at zero). */
@@ -871,8 +883,10 @@ conn_low_mark(struct conn *c)
 		conn_set_state(c, CONN_READING);
 		conn_process_input(c);
 	}
-	if (c->c_state != CONN_DEAD && !TAILQ_EMPTY(&c->c_producers))
+	if (c->c_state != CONN_DEAD && !TAILQ_EMPTY(&c->c_producers)) {
+		conn_producers_wake(c);
 		conn_pump(c);
+	}
 	if (c->c_state != CONN_DEAD)
 		conn_timer_update(c);
 	budget_kick(c->c_env->ce_budget);
@@ -926,17 +940,70 @@ conn_waitcb(void *arg)
 void
 conn_pump(struct conn *c)
 {
+	conn_pump_room(c, 0);
+}
+
+/* Producers that wrote nothing may be called again: the low mark. */
+static void
+conn_producers_wake(struct conn *c)
+{
+	struct evfcgi_req	*r;
+
+	TAILQ_FOREACH(r, &c->c_producers, r_prod_entry)
+		r->r_prod_idle = 0;
+}
+
+/*
+ * The next producer to call with room bytes: the first (round robin) that
+ * did not go idle and whose need fits; with needy, only those that said
+ * what they need and now have it, more room than their last call had.
+ * A need above what the low mark leaves is met there.
+ */
+static struct evfcgi_req *
+conn_producer_next(struct conn *c, size_t room, int needy)
+{
+	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	struct evfcgi_req		*r;
+	size_t				 need;
+
+	TAILQ_FOREACH(r, &c->c_producers, r_prod_entry) {
+		need = r->r_prod_need;
+		if (need > lim->high_water - lim->low_water)
+			need = lim->high_water - lim->low_water;
+		if (room < need || (needy && need == 0))
+			continue;
+		if (!r->r_prod_idle && !needy)
+			return r;
+		if (need > 0 && room > r->r_prod_room)
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * Runs the producers while output is below the high mark and one of them
+ * is due (conn_producer_next()).  A producer that writes nothing is not
+ * called again before the low mark: when the output is there already, on
+ * the next loop turn (c_pwake), so a producer waiting on nothing costs a
+ * call a turn, never the loop.
+ */
+static void
+conn_pump_room(struct conn *c, int needy)
+{
 	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
 	struct evfcgi_req		*r;
 	size_t				 len;
+	int				 idle = 0;
 
-	if (c->c_state == CONN_DEAD || c->c_state == CONN_CLOSING)
+	if (c->c_state == CONN_DEAD || c->c_state == CONN_CLOSING ||
+	    c->c_link.rl_prod != NULL)
 		return;
 	conn_enter(c);
-	while ((r = TAILQ_FIRST(&c->c_producers)) != NULL &&
-	    c->c_state != CONN_DEAD && !c->c_link.rl_broken) {
+	while (c->c_state != CONN_DEAD && !c->c_link.rl_broken) {
 		len = conn_out_len(c);
-		if (len >= lim->high_water)
+		if (len >= lim->high_water ||
+		    (r = conn_producer_next(c, lim->high_water - len, needy)) ==
+		    NULL)
 			break;
 		if (budget_over(c->c_env->ce_budget)) {
 			budget_wait(c->c_env->ce_budget, &c->c_wait);
@@ -945,7 +1012,45 @@ conn_pump(struct conn *c)
 		/* Round robin between the requests multiplexed on c. */
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
 		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod_entry);
-		(void)req_produce(r, lim->high_water - len);
+		if (req_produce(r, lim->high_water - len) == 0 &&
+		    r->r_prod_idle)
+			idle = 1;
 	}
+	if (idle && c->c_state != CONN_DEAD && c->c_state != CONN_CLOSING &&
+	    conn_out_len(c) <= lim->low_water)
+		conn_producers_later(c);
+	conn_leave(c);
+}
+
+/*
+ * Calls the idle producers again on the next loop turn, after the loop
+ * polled: a timer (an event made active now would run in this turn).  Its
+ * event is made the first time: a connection whose producers behave never
+ * pays for it.
+ */
+static void
+conn_producers_later(struct conn *c)
+{
+	struct timeval	 now = { 0, 0 };
+
+	if (c->c_pwake == NULL && (c->c_pwake = evtimer_new(c->c_env->ce_base,
+	    conn_pwakecb, c)) == NULL) {
+		conn_fail(c, "out of memory for a producer's timer");
+		return;
+	}
+	evtimer_add(c->c_pwake, &now);
+}
+
+/* Producers went idle at the low mark: they are called again now. */
+static void
+conn_pwakecb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	(void)what;
+	conn_enter(c);
+	conn_producers_wake(c);
+	conn_pump(c);
 	conn_leave(c);
 }

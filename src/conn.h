@@ -108,6 +108,8 @@ struct conn {
 	int			 c_in_cb;	/* inside one of our callbacks */
 	enum conn_timer		 c_timer_kind;
 	struct event		 c_timer;
+	struct event		*c_pwake;	/* idle producers, next turn:
+						   made when first needed */
 	const char		*c_fail_why;	/* set with TIMER_FAIL */
 	char			 c_peer[56];	/* "[IPv6]:port" fits */
 	TAILQ_ENTRY(conn)	 c_entry;	/* for the layer above */

@@ -21,7 +21,8 @@
  *   - the abort callback (evfcgi_on_abort()) returns: the peer aborted
  *     (FCGI_ABORT_REQUEST), its connection closed or failed, or the engine
  *     ended a streamed body (413 past evfcgi_body_limit(), 503 at the
- *     global input cap).
+ *     global input cap) or a body-less answer whose producer returned 0
+ *     (HEAD: see evfcgi_producer).
  * The abort callback runs at most once, only while the application holds
  * the request, never after it finished; it must release what the
  * application keeps for the request (timers, producer state): the engine
@@ -102,11 +103,19 @@ struct evfcgi_stats {
 typedef void	(*evfcgi_handler)(struct evfcgi_req *, void *);
 
 /*
- * Called when the connection has room for about room more bytes; writes
- * some output.  Returns 1 when the body is complete (the engine then
- * finishes the request), 0 to be called again when there is room.  A
- * producer that ends the request itself (evfcgi_finish() or an error
- * answer) returns 0: the request is gone by then.
+ * Called when the connection's output has room for about room more bytes
+ * (what is left below its high watermark); writes some output.  Returns 1
+ * when the body is complete (the engine then finishes the request), 0 to
+ * be called again when there is room.  A producer that ends the request
+ * itself (evfcgi_finish() or an error answer) returns 0: the request is
+ * gone by then.  No producer can hold the loop: one that returns 0 having
+ * written nothing is called again only once the output has drained to its
+ * low watermark (if it is there already, on the next loop turn), or once
+ * the room it asked for with evfcgi_produce_need() is there; writes past
+ * room plus a high watermark in one call are refused (-1, nothing queued:
+ * return 0 and be called again).  A body-less answer (HEAD, 204, 304)
+ * runs its producer once: returning 0, the engine ends the request there,
+ * after its abort callback (evfcgi_on_abort()) let the state go.
  */
 typedef int	(*evfcgi_producer)(struct evfcgi_req *, size_t room, void *);
 
@@ -241,6 +250,12 @@ int	evfcgi_param_next(struct evfcgi_req *req, size_t *i,
 const char *evfcgi_method(struct evfcgi_req *req);
 
 /*
+ * Whether req is a HEAD request: its body writes send nothing, so a
+ * handler may send the header and finish without producing the body.
+ */
+int	evfcgi_is_head(struct evfcgi_req *req);
+
+/*
  * The routed path: REQUEST_URI up to '?' with its %XX escapes decoded
  * ('+' stays '+'), else SCRIPT_NAME followed by PATH_INFO (which the web
  * server has decoded already).  Never NULL.
@@ -297,19 +312,28 @@ int	evfcgi_header_add(struct evfcgi_req *req, const char *name,
 
 /*
  * Queues the CGI header block: Status, Content-Type (none when ctype is
- * NULL), Content-Length unless content_length is negative, then the lines
- * evfcgi_header_add() gave.  Returns 0, or -1 once the request has
- * finished, when a header was queued already (a second one is refused and
- * logged), when ctype holds a control character (logged), or when the
- * output could not be queued (the connection then closes and the abort
- * callback runs).
+ * NULL; else it replaces one evfcgi_header_add() gave: one Content-Type,
+ * the last given), Content-Length unless content_length is negative, then
+ * the lines evfcgi_header_add() gave.  A 1xx, 204 or 304 answer gets no
+ * Content-Length and no body (RFC 9110: writes send nothing, as for HEAD).
+ * Returns 0, or -1 (nothing queued, the request still open) once the
+ * request has finished, when a header was queued already (a second one is
+ * refused and logged), when status is not 100-599 or ctype holds a
+ * control character such as CR or LF (logged), or when the output could
+ * not be queued (the connection then closes and the abort callback runs).
+ * A body that does not meet content_length is an error (logged): writes
+ * past it are refused (-1), and a body short of it at evfcgi_finish()
+ * makes the connection close after it, so the web server sees the answer
+ * cut rather than a wrong one.
  */
 int	evfcgi_header(struct evfcgi_req *req, int status, const char *ctype,
 	    long long content_length);
 
 /*
- * Queues a copy of len bytes of body.  Returns 0, or -1 before the header,
- * once the request finished, or when the output could not be queued.
+ * Queues a copy of len bytes of body.  Returns 0, or -1 (nothing queued)
+ * before the header, once the request finished, past the Content-Length
+ * the header gave, past a producer's share of one call (evfcgi_producer),
+ * or when the output could not be queued.  The same for every write below.
  */
 int	evfcgi_write(struct evfcgi_req *req, const void *data, size_t len);
 
@@ -347,11 +371,21 @@ int	evfcgi_write_fd(struct evfcgi_req *req, int fd, uint64_t offset,
  * Hands the rest of the body to fn, called whenever the connection's output
  * is below its low watermark, until it returns 1.  It may be called (and
  * the request finish) before this returns.  fn NULL stops the calls (a
- * producer whose source has nothing yet: it must not return 0 without
- * writing, or it is called again at once); a later evfcgi_produce()
- * resumes them.
+ * producer whose source has nothing yet: returning 0 without writing, it
+ * would be called again each time the output is at its low mark, maybe
+ * each loop turn); a later evfcgi_produce() resumes them.  Returns 0, or
+ * -1 when req is not the handler's (answered already).
  */
-void	evfcgi_produce(struct evfcgi_req *req, evfcgi_producer fn, void *arg);
+int	evfcgi_produce(struct evfcgi_req *req, evfcgi_producer fn, void *arg);
+
+/*
+ * req's producer is called only when the room it gets is at least nbytes
+ * (0: any room, the default): for a producer that writes whole units (a
+ * line, a record) and would write nothing in less.  A need above what the
+ * low watermark leaves (high_water - low_water) is met at the low mark.
+ * Returns 0, or -1 when req is not the handler's.
+ */
+int	evfcgi_produce_need(struct evfcgi_req *req, size_t nbytes);
 
 /*
  * fn(req, arg) runs if req dies before it finished (see the top of this
@@ -360,19 +394,30 @@ void	evfcgi_produce(struct evfcgi_req *req, evfcgi_producer fn, void *arg);
  */
 void	evfcgi_on_abort(struct evfcgi_req *req, evfcgi_abort_cb fn, void *arg);
 
-/* Ends the response (END_REQUEST); the request must not be used after. */
-void	evfcgi_finish(struct evfcgi_req *req);
+/*
+ * Ends the response (END_REQUEST); the request must not be used after.
+ * Returns 0, or -1 when the request had finished already, its output
+ * failed, or its body fell short of its Content-Length (logged; the
+ * connection closes after it).
+ */
+int	evfcgi_finish(struct evfcgi_req *req);
 
-/* Header, body and END_REQUEST in one go: for small answers. */
-void	evfcgi_respond(struct evfcgi_req *req, int status, const char *ctype,
+/*
+ * Header, body and END_REQUEST in one go: for small answers.  The request
+ * ends in any case.  Returns 0, or -1 when the answer was refused (status
+ * not 100-599, a control character in ctype: logged, and a 500 goes in its
+ * place) or could not be queued as given.
+ */
+int	evfcgi_respond(struct evfcgi_req *req, int status, const char *ctype,
 	    const void *body, size_t len);
 
 /*
  * A short text/plain page for an error status, then END_REQUEST.  After
  * the header was sent the status can no longer be told: the response just
- * ends there (logged), and the client sees it cut.
+ * ends there (logged), and the client sees it cut.  Returns as
+ * evfcgi_respond(), -1 also for that cut.
  */
-void	evfcgi_respond_error(struct evfcgi_req *req, int status,
+int	evfcgi_respond_error(struct evfcgi_req *req, int status,
 	    const char *detail);
 
 /*

@@ -206,6 +206,9 @@ req_free(struct evfcgi_req *r)
 	struct req_pool	*pool;
 
 	req_fd_close(r);
+	/* A producer's caller learns that r is gone. */
+	if (r->r_link->rl_prod == r)
+		r->r_link->rl_prod = NULL;
 	r->r_stream = r->r_paused = 0;
 	req_uncharge(r, &r->r_charged_params);
 	req_uncharge(r, &r->r_charged_body);
@@ -314,7 +317,7 @@ req_params_end(struct evfcgi_req *r, const char **why)
 	}
 	/* RFC 3875 6.3.3: no body for HEAD, whatever the handler writes. */
 	m = evfcgi_param(r, "REQUEST_METHOD");
-	r->r_nobody = m != NULL && strcmp(m, "HEAD") == 0;
+	r->r_nobody = r->r_is_head = m != NULL && strcmp(m, "HEAD") == 0;
 	switch (req_cgi_path(r)) {
 	case -1:
 		st->overloaded++;
@@ -687,10 +690,43 @@ req_dispatch(struct evfcgi_req *r, int full)
 int
 req_produce(struct evfcgi_req *r, size_t room)
 {
-	if (r->r_producer(r, room, r->r_producer_arg) != 1)
-		return 0;
-	evfcgi_finish(r);
-	return 1;
+	struct req_link	*l = r->r_link;
+	evfcgi_abort_cb	 fn;
+	uint64_t	 sent = r->r_sent;
+	int		 rc;
+
+	r->r_prod_room = room;
+	r->r_prod_used = 0;
+	r->r_prod_idle = 0;
+	l->rl_prod = r;
+	rc = r->r_producer(r, room, r->r_producer_arg);
+	if (l->rl_prod != r)
+		return 1;	/* r ended in the call (req_free() said so) */
+	if (rc == 1 || r->r_state != REQ_HANDLER || r->r_producer == NULL) {
+		l->rl_prod = NULL;
+		if (rc == 1)
+			(void)evfcgi_finish(r);
+		return rc == 1;
+	}
+	if (r->r_nobody) {
+		/*
+		 * HEAD (or 204, 304): its writes send nothing, so one call is
+		 * all it gets; the application lets go of its state in the
+		 * abort callback, as when the engine ends a request.
+		 */
+		if ((fn = r->r_abort) != NULL) {
+			r->r_abort = NULL;
+			fn(r, r->r_abort_arg);
+		}
+		if (l->rl_prod == r) {
+			l->rl_prod = NULL;
+			(void)evfcgi_finish(r);
+		}
+		return 1;
+	}
+	l->rl_prod = NULL;
+	r->r_prod_idle = r->r_sent == sent;
+	return 0;
 }
 
 const char *
@@ -722,6 +758,12 @@ evfcgi_method(struct evfcgi_req *r)
 	const char	*m = evfcgi_param(r, "REQUEST_METHOD");
 
 	return m != NULL ? m : "";
+}
+
+int
+evfcgi_is_head(struct evfcgi_req *r)
+{
+	return r->r_is_head;
 }
 
 const char *

@@ -110,6 +110,7 @@ struct req_link {
 	void				*rl_owner;
 	const char			*rl_peer;	/* for logs */
 	int				 rl_broken;	/* output failed */
+	struct evfcgi_req		*rl_prod;	/* its producer runs */
 };
 
 struct param {
@@ -124,6 +125,7 @@ struct evfcgi_req {
 	enum req_state		 r_state;
 	enum req_head		 r_head;
 	int			 r_nobody;	/* HEAD: body writes dropped */
+	int			 r_is_head;	/* REQUEST_METHOD HEAD */
 	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
 	struct timespec		 r_t0;		/* the same, CLOCK_MONOTONIC */
 	int			 r_reject;	/* status to answer, 0: none */
@@ -171,7 +173,14 @@ struct evfcgi_req {
 	TAILQ_ENTRY(evfcgi_req)	 r_params_entry; /* while in PARAMS */
 	TAILQ_ENTRY(evfcgi_req)	 r_prod_entry;	/* on the producers' list */
 	int			 r_producing;
+	unsigned		 r_prod_idle:1;	/* wrote nothing: waits for
+						   the low mark or its need */
+	unsigned		 r_len_bad:1;	/* body not as declared: told */
+	size_t			 r_prod_room;	/* the running call's room */
+	size_t			 r_prod_used;	/* bytes it wrote so far */
+	size_t			 r_prod_need;	/* evfcgi_produce_need() */
 	int			 r_status;	/* of the header sent, or 0 */
+	long long		 r_clen_out;	/* Content-Length sent, -1 */
 	uint64_t		 r_sent;	/* body bytes queued */
 };
 
@@ -250,8 +259,11 @@ void	req_body_kick(struct evfcgi_req *r);
 void	req_dispatch(struct evfcgi_req *r, int full);
 
 /*
- * Runs r's producer with room bytes to fill.  Returns 1 when it produced the
- * whole body and r has been finished, 0 when it wants to be called again.
+ * Runs r's producer with room bytes to fill; its writes in this call are
+ * capped (about room plus a high mark).  Returns 1 when r is gone (the
+ * whole body produced and r finished, or r ended meanwhile), 0 when it
+ * wants to be called again: r_prod_idle is set when it wrote nothing.  A
+ * body-less answer (HEAD) runs its producer once: r then ends here.
  */
 int	req_produce(struct evfcgi_req *r, size_t room);
 

@@ -27,7 +27,8 @@ static int	hdr_token(const char *);
 static int	hdr_value_bad(const char *);
 static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
-static int	req_body_writable(struct evfcgi_req *);
+static int	req_body_writable(struct evfcgi_req *, size_t);
+static void	hdr_drop(struct req_buf *, const char *);
 
 /* RFC 9110 section 15, and 429/431 (RFC 6585), 451 (RFC 7725). */
 static const struct {
@@ -204,12 +205,36 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 		    r->r_link->rl_peer, r->r_id, why);
 		return -1;
 	}
+	/* One Content-Type: the last one given. */
+	if (strcasecmp(name, "Content-Type") == 0) {
+		hdr_drop(&r->r_hdrs, name);
+		have = r->r_hdrs.b_len;
+	}
 	memcpy(r->r_hdrs.b_p + have, name, nl);
 	memcpy(r->r_hdrs.b_p + have + nl, ": ", 2);
 	memcpy(r->r_hdrs.b_p + have + nl + 2, value, vl);
 	memcpy(r->r_hdrs.b_p + have + nl + 2 + vl, "\r\n", 2);
 	r->r_hdrs.b_len = have + nl + vl + 4;
 	return 0;
+}
+
+/* Removes the lines named name (any case) from the added lines h. */
+static void
+hdr_drop(struct req_buf *h, const char *name)
+{
+	size_t	 nl = strlen(name), off = 0, end;
+	char	*eol;
+
+	while (off < h->b_len) {
+		eol = memchr(h->b_p + off, '\n', h->b_len - off);
+		end = (size_t)(eol - h->b_p) + 1;	/* every line ends so */
+		if (end - off > nl && h->b_p[off + nl] == ':' &&
+		    strncasecmp(h->b_p + off, name, nl) == 0) {
+			memmove(h->b_p + off, h->b_p + end, h->b_len - end);
+			h->b_len -= end - off;
+		} else
+			off = end;
+	}
 }
 
 int
@@ -227,11 +252,17 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 	struct req_buf	*h = &r->r_hdrs;
 	const char	*bad = NULL;
 	size_t		 n = 0;
+	int		 nobody = r->r_nobody;
 
 	if (!req_can_write(r))
 		return -1;
 	if (r->r_head != HEAD_NONE) {
 		log_warn("%s: request %u: a second header (status %d) refused",
+		    r->r_link->rl_peer, r->r_id, status);
+		return -1;
+	}
+	if (status < 100 || status > 599) {
+		log_warn("%s: request %u: status %d refused: not 100-599",
 		    r->r_link->rl_peer, r->r_id, status);
 		return -1;
 	}
@@ -246,6 +277,13 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 	}
 	if (reason == NULL || *reason == '\0')
 		reason = req_status_text(status);
+	/* RFC 9110 8.6, 15.2, 15.3.5, 15.4.5: no length, and no body. */
+	if (status < 200 || status == 204 || status == 304) {
+		content_length = -1;
+		nobody = 1;
+	}
+	if (ctype != NULL && h->b_len > 0)
+		hdr_drop(h, "Content-Type");
 	/* By hand: snprintf was a tenth of the daemon's own time a /hello. */
 	if (HDR_PUT("Status: ") == -1 ||
 	    hdr_num(buf, sizeof(buf), &n, status) == -1 ||
@@ -259,6 +297,8 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 		return -1;
 	r->r_head = HEAD_SENT;
 	r->r_status = status;
+	r->r_nobody = nobody;
+	r->r_clen_out = nobody ? -1 : content_length;
 	if (h->b_len == 0) {
 		if (HDR_PUT("\r\n") == -1)
 			return -1;
@@ -279,15 +319,38 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 #undef HDR_PUT
 
 /*
- * Whether body bytes may be queued now: -1 not (before the header, once
- * answered, or on a broken stream), 0 yes but dropped (HEAD), 1 yes.
+ * Whether len body bytes may be queued now: -1 not (before the header,
+ * once answered, on a broken stream, past the running producer's share,
+ * or past the Content-Length sent: logged, the connection is not kept),
+ * 0 yes but dropped (HEAD), 1 yes (counted as sent).
  */
 static int
-req_body_writable(struct evfcgi_req *r)
+req_body_writable(struct evfcgi_req *r, size_t len)
 {
+	const struct evfcgi_limits	*lim = r->r_link->rl_env->re_lim;
+
 	if (!req_can_write(r) || r->r_head != HEAD_SENT)
 		return -1;
-	return r->r_nobody ? 0 : 1;
+	/* A producer's call writes about a high mark, then yields. */
+	if (r->r_link->rl_prod == r) {
+		if (r->r_prod_used > 0 && r->r_prod_used + len >
+		    r->r_prod_room + lim->high_water)
+			return -1;
+		r->r_prod_used += len;
+	}
+	if (r->r_nobody)
+		return 0;
+	if (r->r_clen_out >= 0 && len > (uint64_t)r->r_clen_out - r->r_sent) {
+		if (!r->r_len_bad)
+			log_err("%s: request %u: body past its Content-Length "
+			    "%lld refused: the connection closes after it",
+			    r->r_link->rl_peer, r->r_id, r->r_clen_out);
+		r->r_len_bad = 1;
+		r->r_keep = 0;
+		return -1;
+	}
+	r->r_sent += len;
+	return 1;
 }
 
 int
@@ -295,9 +358,8 @@ evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
 {
 	int	 ok;
 
-	if ((ok = req_body_writable(r)) <= 0)
+	if ((ok = req_body_writable(r, len)) <= 0)
 		return ok;
-	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -307,9 +369,8 @@ evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 {
 	int	 ok;
 
-	if ((ok = req_body_writable(r)) <= 0)
+	if ((ok = req_body_writable(r, len)) <= 0)
 		return ok;
-	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_ref(&r->r_link->rl_out, r->r_id,
 	    data, len));
 }
@@ -350,11 +411,11 @@ evfcgi_write_ref_free(struct evfcgi_req *r, const void *data, size_t len,
 	size_t			 n;
 	int			 ok, rc = 0;
 
-	if ((ok = req_body_writable(r)) <= 0 || len == 0 ||
+	if ((ok = req_body_writable(r, len)) <= 0 || len == 0 ||
 	    (h = malloc(sizeof(*h))) == NULL) {
 		if (freefn != NULL)
 			freefn(data, arg);
-		return ok == 1 && len > 0 ? -1 : (ok == -1 ? -1 : 0);
+		return ok == -1 || (ok == 1 && len > 0) ? -1 : 0;
 	}
 	*h = (struct ref_hold){ freefn, arg, data, 1 };
 	/*
@@ -434,7 +495,7 @@ evfcgi_write_fd(struct evfcgi_req *r, int fd, uint64_t offset, uint64_t len)
 {
 	int	 ok;
 
-	if ((ok = req_body_writable(r)) == -1 || r->r_state != REQ_HANDLER ||
+	if ((ok = req_body_writable(r, 0)) == -1 || r->r_state != REQ_HANDLER ||
 	    r->r_fd >= 0 || offset > (uint64_t)INT64_MAX - len) {
 		close(fd);
 		return -1;
@@ -456,24 +517,34 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 {
 	int	 ok;
 
-	if ((ok = req_body_writable(r)) == -1 || r->r_state != REQ_HANDLER ||
-	    len > evbuffer_get_length(src))
+	if (r->r_state != REQ_HANDLER || len > evbuffer_get_length(src) ||
+	    (ok = req_body_writable(r, len)) == -1)
 		return -1;
 	if (ok == 0)
 		return evbuffer_drain(src, len);
-	r->r_sent += len;
 	return req_out(r, fcgi_out_stdout_move(&r->r_link->rl_out, r->r_id,
 	    src, len));
 }
 
-void
+int
 evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
 {
 	if (r->r_state != REQ_HANDLER)
-		return;
+		return -1;
 	r->r_producer = fn;
 	r->r_producer_arg = arg;
+	r->r_prod_idle = 0;
 	r->r_link->rl_env->re_ops->ro_produce(r, r->r_link->rl_owner);
+	return 0;
+}
+
+int
+evfcgi_produce_need(struct evfcgi_req *r, size_t nbytes)
+{
+	if (r->r_state != REQ_HANDLER)
+		return -1;
+	r->r_prod_need = nbytes;
+	return 0;
 }
 
 void
@@ -483,14 +554,29 @@ evfcgi_on_abort(struct evfcgi_req *r, evfcgi_abort_cb fn, void *arg)
 	r->r_abort_arg = arg;
 }
 
-void
+int
 evfcgi_finish(struct evfcgi_req *r)
 {
 	struct req_link	*l = r->r_link;
+	int		 rc = l->rl_broken ? -1 : 0;
 
 	if (r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN)
-		return;
+		return -1;
 	req_fd_close(r);
+	/*
+	 * A body short of its Content-Length: the front end must see it cut,
+	 * so the connection is not kept for a next answer.
+	 */
+	if (r->r_head == HEAD_SENT && r->r_clen_out >= 0 && rc == 0 &&
+	    (r->r_len_bad || r->r_sent != (uint64_t)r->r_clen_out)) {
+		if (!r->r_len_bad)
+			log_err("%s: request %u: body of %llu bytes, Content-"
+			    "Length %lld: the connection closes after it",
+			    l->rl_peer, r->r_id, (unsigned long long)r->r_sent,
+			    r->r_clen_out);
+		r->r_keep = 0;
+		rc = -1;
+	}
 	/* A broken stream gets no more records; r is done all the same. */
 	if (!l->rl_broken)
 		(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_id));
@@ -504,18 +590,31 @@ evfcgi_finish(struct evfcgi_req *r)
 	if (l->rl_env->re_finished != NULL)
 		l->rl_env->re_finished(l->rl_env->re_finished_arg, r);
 	l->rl_env->re_ops->ro_done(r, l->rl_owner);
+	return rc;
 }
 
-void
+int
 evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
     const void *body, size_t len)
 {
-	if (evfcgi_header(r, status, ctype, (long long)len) == 0)
-		evfcgi_write(r, body, len);
-	evfcgi_finish(r);
+	int	 rc = 0;
+
+	if (evfcgi_header(r, status, ctype, (long long)len) == -1) {
+		/* Refused (logged): a 500 in its place, not an empty answer. */
+		if (req_can_write(r) && r->r_head == HEAD_NONE) {
+			r->r_hdrs.b_len = 0;
+			(void)evfcgi_respond_error(r, 500, NULL);
+			return -1;
+		}
+		rc = -1;
+	} else if (evfcgi_write(r, body, len) == -1)
+		rc = -1;
+	if (evfcgi_finish(r) == -1)
+		rc = -1;
+	return rc;
 }
 
-void
+int
 evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 {
 	char	 body[256];
@@ -525,8 +624,8 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 		log_warn("%s: request %u: status %d after the header was sent:"
 		    " the response ends here", r->r_link->rl_peer, r->r_id,
 		    status);
-		evfcgi_finish(r);
-		return;
+		(void)evfcgi_finish(r);
+		return -1;
 	}
 	if (req_error_page(r, status, detail) == 0)
 		return;
@@ -535,5 +634,5 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 	    detail != NULL ? detail : "");
 	if (n < 0 || (size_t)n >= sizeof(body))
 		n = (int)strlen(body);
-	evfcgi_respond(r, status, "text/plain", body, (size_t)n);
+	return evfcgi_respond(r, status, "text/plain", body, (size_t)n);
 }

@@ -1829,6 +1829,295 @@ START_TEST(async_answer_and_abort)
 }
 END_TEST
 
+/* Producers that misbehave: what they did, for the tests below. */
+static struct {
+	int	 lines;		/* whole lines to write */
+	int	 need;		/* ask for a line's room first */
+	int	 calls;
+	int	 empty;		/* calls that wrote nothing */
+	int	 short_room;	/* calls with less room than asked for */
+	int	 aborts;
+	size_t	 most;		/* most bytes one call wrote */
+	size_t	 most_over;	/* most bytes past its room in one call */
+} pb;
+
+static char	 pb_line[4000];
+
+/* Writes whole 4000-byte lines only: nothing when one does not fit. */
+static int
+pb_lines(struct evfcgi_req *req, size_t room, void *arg)
+{
+	(void)arg;
+	pb.calls++;
+	if (pb.need && room < sizeof(pb_line))
+		pb.short_room++;
+	if (room < sizeof(pb_line)) {
+		pb.empty++;
+		return 0;
+	}
+	ck_assert_int_eq(evfcgi_write(req, pb_line, sizeof(pb_line)), 0);
+	return --pb.lines == 0;
+}
+
+/* Writes until refused (64 MB at most, for the code before the cap). */
+static int
+pb_endless(struct evfcgi_req *req, size_t room, void *arg)
+{
+	size_t	 n = 0;
+
+	(void)arg;
+	pb.calls++;
+	while (n < (64u << 20) &&
+	    evfcgi_write(req, pb_line, sizeof(pb_line)) == 0)
+		n += sizeof(pb_line);
+	if (n > pb.most)
+		pb.most = n;
+	if (n > room && n - room > pb.most_over)
+		pb.most_over = n - room;
+	return 0;
+}
+
+static void
+pb_abort(struct evfcgi_req *req, void *arg)
+{
+	(void)req;
+	(void)arg;
+	pb.aborts++;
+}
+
+static void
+h_lines(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	pb.lines = atoi(evfcgi_query(req));
+	ck_assert_int_eq(evfcgi_header(req, 200, "text/plain",
+	    (long long)pb.lines * (long long)sizeof(pb_line)), 0);
+	if (pb.need)
+		ck_assert_int_eq(evfcgi_produce_need(req, sizeof(pb_line)), 0);
+	ck_assert_int_eq(evfcgi_produce(req, pb_lines, NULL), 0);
+}
+
+static void
+h_endless(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	evfcgi_on_abort(req, pb_abort, NULL);
+	ck_assert_int_eq(evfcgi_header(req, 200, "text/plain", -1), 0);
+	ck_assert_int_eq(evfcgi_produce(req, pb_endless, NULL), 0);
+}
+
+/* Writes nothing for its first 19 calls (a source not ready), then ends. */
+static int
+pb_poll(struct evfcgi_req *req, size_t room, void *arg)
+{
+	(void)room;
+	(void)arg;
+	if (++pb.calls < 20)
+		return 0;
+	ck_assert_int_eq(evfcgi_write(req, "done", 4), 0);
+	return 1;
+}
+
+static void
+h_poll(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(evfcgi_header(req, 200, "text/plain", 4), 0);
+	ck_assert_int_eq(evfcgi_produce(req, pb_poll, NULL), 0);
+	/* It wrote nothing with all the room there is: not again now. */
+	ck_assert_int_eq(pb.calls, 1);
+}
+
+/*
+ * Declares 10 bytes and sends 3 (?short), or all of them and one more,
+ * refused (?long), or just all of them.
+ */
+static void
+h_declared(struct evfcgi_req *req, void *arg)
+{
+	const char	*q = evfcgi_query(req);
+	int		 bad = *q != '\0';
+
+	(void)arg;
+	ck_assert_int_eq(evfcgi_header(req, 200, "text/plain", 10), 0);
+	ck_assert_int_eq(evfcgi_write(req, "0123456789",
+	    (strcmp(q, "short") == 0 ? 3 : 10)), 0);
+	if (strcmp(q, "long") == 0)
+		ck_assert_int_eq(evfcgi_write(req, "x", 1), -1);
+	ck_assert_int_eq(evfcgi_finish(req), (bad ? -1 : 0));
+}
+
+/* Sends /hello on its own connection and times the answer. */
+static double
+hello_time(void)
+{
+	struct peer	*h = peer_new();
+	double		 t0 = now_s();
+
+	send_request(h, 1, 0, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(h, h->r[1].ended, 5));
+	t0 = now_s() - t0;
+	ck_assert_int_eq(resp_status(&h->r[1]), 200);
+	peer_free(h);
+	return t0;
+}
+
+/*
+ * A producer that writes only whole lines and returns 0 when one does not
+ * fit is not called again until the output drained to the low mark: the
+ * loop goes on (a /hello is answered meanwhile), the body arrives whole.
+ * Asked for its room (evfcgi_produce_need()), it never gets less.
+ */
+START_TEST(producer_writing_nothing_waits)
+{
+	struct peer	*p;
+	size_t		 len;
+	int		 need;
+
+	for (need = 0; need < 2; need++) {
+		memset(&pb, 0, sizeof(pb));
+		pb.need = need;
+		start();
+		ck_assert_int_eq(evfcgi_route(srv, "/lines", h_lines, NULL), 0);
+		p = peer_new();
+		send_request(p, 1, 0, "/lines?500", NULL, 0);
+		run_for(0.05);
+		ck_assert_double_lt(hello_time(), 1.0);
+		ck_assert(RUN_UNTIL(p, p->r[1].ended, 10));
+		resp_body(&p->r[1], &len);
+		ck_assert_uint_eq(len, 500 * sizeof(pb_line));
+		ck_assert_int_eq(pb.lines, 0);
+		/* An empty call at most per trip to the low mark. */
+		ck_assert_int_le(pb.empty, 60);
+		if (need) {
+			ck_assert_int_eq(pb.short_room, 0);
+			ck_assert_int_eq(pb.empty, 0);
+		}
+		peer_free(p);
+		teardown();
+	}
+}
+END_TEST
+
+/*
+ * A body short of its Content-Length ends its request, and its kept
+ * connection closes after it: the web server sees the answer cut.  One
+ * that meets it keeps the connection; one that would pass it is refused
+ * there and closes it too.
+ */
+START_TEST(short_body_closes_kept_conn)
+{
+	struct peer	*p;
+	size_t		 len;
+
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, "/declared", h_declared, NULL), 0);
+	p = peer_new();
+	ck_assert_str_eq(body_str(ask(p, 1, "/declared", NULL)), "0123456789");
+	run_for(0.05);
+	peer_read(p, 0);
+	ck_assert(!p->eof);
+	resp_reset(p, 1);
+	send_request(p, 1, FCGI_KEEP_CONN, "/declared?short", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->eof, 5));
+	resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_uint_eq(stats().connections, 0);
+	peer_free(p);
+	/* A write past the length is refused: the connection goes too. */
+	p = peer_new();
+	send_request(p, 1, FCGI_KEEP_CONN, "/declared?long", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->eof, 5));
+	resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 10);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * A producer that writes nothing while the output is empty is called again
+ * on a later loop turn, not in a loop of its own within one.
+ */
+START_TEST(producer_idle_called_next_turn)
+{
+	struct peer	*p;
+
+	memset(&pb, 0, sizeof(pb));
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, "/poll", h_poll, NULL), 0);
+	p = peer_new();
+	send_request(p, 1, 0, "/poll", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
+	ck_assert_int_eq(pb.calls, 20);
+	ck_assert_str_eq(body_str(&p->r[1]), "done");
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * A producer that writes without end in one call is cut at about a high
+ * mark past its room; the loop serves others between its calls, and the
+ * peer's close ends it (abort callback).
+ */
+START_TEST(producer_without_end_bounded)
+{
+	struct peer	*p;
+
+	memset(&pb, 0, sizeof(pb));
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, "/endless", h_endless, NULL), 0);
+	p = peer_new();
+	send_request(p, 1, 0, "/endless", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->nread > (4u << 20), 10));
+	ck_assert_int_gt(pb.calls, 1);
+	ck_assert_uint_le(pb.most_over, lim.high_water + sizeof(pb_line));
+	ck_assert_double_lt(hello_time(), 1.0);
+	ck_assert_int_eq(pb.aborts, 0);
+	peer_free(p);
+	run_for(0.05);
+	ck_assert_int_eq(pb.aborts, 1);
+	ck_assert_uint_eq(stats().requests_active, 0);
+}
+END_TEST
+
+/*
+ * HEAD runs a producer once, whatever the size: the daemon's /stream of a
+ * gigabyte, and a producer that never ends, are answered at once.
+ */
+START_TEST(head_producer_runs_once)
+{
+	static const char *const stream[] = { "REQUEST_METHOD", "HEAD",
+	    "REQUEST_URI", "/stream", "QUERY_STRING", "1000000000", NULL };
+	static const char *const endless[] = { "REQUEST_METHOD", "HEAD",
+	    "REQUEST_URI", "/endless", NULL };
+	struct peer	*p;
+	size_t		 len;
+	double		 t0;
+
+	memset(&pb, 0, sizeof(pb));
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, "/endless", h_endless, NULL), 0);
+	p = peer_new();
+	t0 = now_s();
+	send_request_nv(p, 1, stream, NULL);
+	send_request_nv(p, 2, endless, NULL);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 5));
+	ck_assert_double_lt(now_s() - t0, 1.0);
+	ck_assert_ptr_nonnull(strstr((char *)p->r[1].out,
+	    "Content-Length: 1000000000\r\n"));
+	resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 0);
+	resp_body(&p->r[2], &len);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(pb.calls, 1);
+	ck_assert_int_eq(pb.aborts, 1);
+	ck_assert_uint_eq(stats().requests_active, 0);
+	/* The connection is kept: nothing was wrong. */
+	ck_assert_str_eq(body_str(ask(p, 3, "/hello", NULL)), "Hello World\n");
+	peer_free(p);
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -1846,7 +2135,10 @@ conn_suite(void)
 	    input_cap_answers_503, routes_prefix_default_405,
 	    header_lines_sent, stream_pauses_and_resumes, stream_64mib_bounded,
 	    stream_body_limit, stream_aborted, body_from_fd,
-	    async_answer_and_abort, NULL);
+	    async_answer_and_abort, producer_writing_nothing_waits,
+	    producer_without_end_bounded, head_producer_runs_once,
+	    producer_idle_called_next_turn, short_body_closes_kept_conn,
+	    NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,

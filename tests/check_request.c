@@ -5,6 +5,7 @@
  * itself, the head/body order, and a failed output buffer.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -603,6 +604,261 @@ START_TEST(status_texts)
 }
 END_TEST
 
+/* The text of the output so far, then forgets it. */
+static const char *
+stdout_take(void)
+{
+	const char	*t = stdout_text();
+
+	evbuffer_drain(flink.rl_out.fo_queue,
+	    evbuffer_get_length(flink.rl_out.fo_queue));
+	return t;
+}
+
+/* A request in its handler's hands; method NULL: GET. */
+static struct evfcgi_req *
+req_handled(const char *method)
+{
+	const char *const	 nv[] = { "REQUEST_METHOD",
+	    method != NULL ? method : "GET", NULL };
+	struct evfcgi_req	*r = req_with(nv);
+
+	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	return r;
+}
+
+/* No Content-Length and no body on 1xx, 204 and 304 (RFC 9110). */
+START_TEST(bodyless_statuses)
+{
+	static const int	 sts[] = { 204, 304, 103 };
+	struct evfcgi_req	*r;
+	char			 want[128];
+	size_t			 i;
+
+	for (i = 0; i < 3; i++) {
+		r = req_handled(NULL);
+		ck_assert_int_eq(evfcgi_respond(r, sts[i], "text/plain",
+		    "body", 4), 0);
+		snprintf(want, sizeof(want), "Status: %d %s\r\nContent-Type: "
+		    "text/plain\r\n\r\n", sts[i], req_status_text(sts[i]));
+		ck_assert_str_eq(stdout_take(), want);
+		ck_assert_int_eq(r->r_keep, 1);
+		req_free(r);
+	}
+	r = req_handled(NULL);
+	ck_assert_int_eq(evfcgi_header(r, 304, NULL, 10), 0);
+	ck_assert_int_eq(evfcgi_write(r, "0123456789", 10), 0);
+	ck_assert_int_eq(evfcgi_finish(r), 0);
+	ck_assert_str_eq(stdout_take(), "Status: 304 Not Modified\r\n\r\n");
+	req_free(r);
+}
+END_TEST
+
+/* Only 100-599: others refused (-1, nothing queued); respond puts a 500. */
+START_TEST(status_range)
+{
+	static const int	 bad[] = { 0, 99, 600, 999, -200 };
+	struct evfcgi_req	*r;
+	size_t			 i;
+
+	for (i = 0; i < 5; i++) {
+		r = req_handled(NULL);
+		ck_assert_int_eq(evfcgi_header(r, bad[i], "text/plain", 0), -1);
+		ck_assert_uint_eq(evbuffer_get_length(flink.rl_out.fo_queue),
+		    0);
+		ck_assert_int_eq(n_done, 0);
+		ck_assert_int_eq(evfcgi_respond(r, bad[i], "text/plain",
+		    "x", 1), -1);
+		ck_assert_int_eq(n_done, 1);
+		ck_assert_str_eq(stdout_take(), "Status: 500 Internal Server "
+		    "Error\r\nContent-Type: text/plain\r\nContent-Length: 26"
+		    "\r\n\r\n500 Internal Server Error\n");
+		req_free(r);
+		n_done = 0;
+	}
+	r = req_handled(NULL);
+	ck_assert_int_eq(evfcgi_respond_error(r, 999, "x"), -1);
+	ck_assert_ptr_nonnull(strstr(stdout_take(), "Status: 500 "));
+	req_free(r);
+	r = req_handled(NULL);
+	ck_assert_int_eq(evfcgi_respond(r, 599, NULL, NULL, 0), 0);
+	ck_assert_str_eq(stdout_take(), "Status: 599 Unknown\r\n"
+	    "Content-Length: 0\r\n\r\n");
+	req_free(r);
+}
+END_TEST
+
+/* A content type with CR or LF: refused, told, and a 500 instead. */
+START_TEST(ctype_refused)
+{
+	struct evfcgi_req	*r = req_handled(NULL);
+
+	ck_assert_int_eq(evfcgi_respond(r, 200, "text/plain\r\nX-Evil: 1",
+	    "hi", 2), -1);
+	ck_assert_int_eq(n_done, 1);
+	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 500 "));
+	ck_assert_ptr_null(strstr(stdout_take(), "X-Evil"));
+	req_free(r);
+}
+END_TEST
+
+/* One Content-Type, the last given, whatever the order of the calls. */
+START_TEST(one_content_type)
+{
+	struct evfcgi_req	*r = req_handled(NULL);
+
+	ck_assert_int_eq(evfcgi_header_add(r, "Content-Type",
+	    "application/json"), 0);
+	ck_assert_int_eq(evfcgi_header_add(r, "X-A", "1"), 0);
+	ck_assert_int_eq(evfcgi_respond(r, 200, "text/plain", "ok", 2), 0);
+	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\nContent-Type: "
+	    "text/plain\r\nContent-Length: 2\r\nX-A: 1\r\n\r\nok");
+	req_free(r);
+	r = req_handled(NULL);
+	ck_assert_int_eq(evfcgi_header_add(r, "content-type", "a/b"), 0);
+	ck_assert_int_eq(evfcgi_header_add(r, "X-A", "1"), 0);
+	ck_assert_int_eq(evfcgi_header_add(r, "CONTENT-TYPE", "c/d"), 0);
+	ck_assert_int_eq(evfcgi_header_add(r, "Content-Typo", "e/f"), 0);
+	ck_assert_int_eq(evfcgi_header(r, 200, NULL, -1), 0);
+	ck_assert_int_eq(evfcgi_finish(r), 0);
+	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\nX-A: 1\r\n"
+	    "CONTENT-TYPE: c/d\r\nContent-Typo: e/f\r\n\r\n");
+	req_free(r);
+}
+END_TEST
+
+/*
+ * A body that does not meet its Content-Length: writes past it refused,
+ * a short one an error at the end; either way the connection is not kept.
+ */
+START_TEST(declared_length_kept)
+{
+	struct evfcgi_req	*r = req_handled(NULL);
+
+	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", 5), 0);
+	ck_assert_int_eq(evfcgi_write(r, "abc", 3), 0);
+	ck_assert_int_eq(evfcgi_finish(r), -1);
+	ck_assert_int_eq(r->r_keep, 0);
+	ck_assert_int_eq(n_done, 1);
+	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\nContent-Type: "
+	    "text/plain\r\nContent-Length: 5\r\n\r\nabc");
+	req_free(r);
+	r = req_handled(NULL);
+	ck_assert_int_eq(evfcgi_header(r, 200, NULL, 3), 0);
+	ck_assert_int_eq(evfcgi_write(r, "ab", 2), 0);
+	ck_assert_int_eq(evfcgi_write(r, "cd", 2), -1);
+	ck_assert_int_eq(evfcgi_write_ref(r, "cd", 2), -1);
+	ck_assert_int_eq(evfcgi_write(r, "c", 1), 0);
+	ck_assert_int_eq(evfcgi_finish(r), -1);
+	ck_assert_int_eq(r->r_keep, 0);
+	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\n"
+	    "Content-Length: 3\r\n\r\nabc");
+	req_free(r);
+	r = req_handled(NULL);
+	ck_assert_int_eq(evfcgi_respond(r, 200, NULL, "abc", 3), 0);
+	ck_assert_int_eq(r->r_keep, 1);
+	(void)stdout_take();
+	req_free(r);
+	/* HEAD: the length told, no body, nothing wrong. */
+	r = req_handled("HEAD");
+	ck_assert(evfcgi_is_head(r));
+	ck_assert_int_eq(evfcgi_respond(r, 200, NULL, "abc", 3), 0);
+	ck_assert_int_eq(r->r_keep, 1);
+	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\n"
+	    "Content-Length: 3\r\n\r\n");
+	req_free(r);
+	r = req_handled(NULL);
+	ck_assert(!evfcgi_is_head(r));
+	req_free(r);
+}
+END_TEST
+
+static int	 prod_calls, prod_aborts;
+static size_t	 prod_wrote, prod_room;
+
+static void
+prod_abort(struct evfcgi_req *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	prod_aborts++;
+}
+
+/* Writes 4000-byte lines until refused (at most 64 MB); never done. */
+static int
+prod_endless(struct evfcgi_req *r, size_t room, void *arg)
+{
+	static char	 line[4000];
+
+	(void)arg;
+	prod_calls++;
+	prod_room = room;
+	prod_wrote = 0;
+	while (prod_wrote < (64u << 20) &&
+	    evfcgi_write(r, line, sizeof(line)) == 0)
+		prod_wrote += sizeof(line);
+	return 0;
+}
+
+/* Writes nothing, ever. */
+static int
+prod_nothing(struct evfcgi_req *r, size_t room, void *arg)
+{
+	(void)r;
+	(void)room;
+	(void)arg;
+	prod_calls++;
+	return 0;
+}
+
+/*
+ * A producer's call is bounded: about room plus a high mark, then its
+ * writes are refused; one that wrote nothing is told idle; a HEAD answer
+ * runs its producer once, then ends (the abort callback lets go).
+ */
+START_TEST(producer_bounded)
+{
+	struct evfcgi_req	*r = req_handled(NULL);
+
+	prod_calls = prod_aborts = 0;
+	ck_assert_int_eq(evfcgi_header(r, 200, NULL, -1), 0);
+	ck_assert_int_eq(evfcgi_produce(r, prod_endless, NULL), 0);
+	ck_assert_int_eq(req_produce(r, 10000), 0);
+	ck_assert_int_eq(prod_calls, 1);
+	ck_assert_uint_le(prod_wrote, 10000 + lim.high_water + 4000);
+	ck_assert_uint_ge(prod_wrote, 10000);
+	ck_assert(!r->r_prod_idle);
+	/* Outside a producer's call, writes are not capped. */
+	ck_assert_int_eq(evfcgi_write(r, "x", 1), 0);
+	ck_assert_int_eq(evfcgi_produce(r, prod_nothing, NULL), 0);
+	ck_assert_int_eq(req_produce(r, 100), 0);
+	ck_assert(r->r_prod_idle);
+	ck_assert_int_eq(evfcgi_produce_need(r, 4000), 0);
+	ck_assert_uint_eq(r->r_prod_need, 4000);
+	ck_assert_int_eq(evfcgi_finish(r), 0);
+	ck_assert_int_eq(evfcgi_produce(r, prod_nothing, NULL), -1);
+	ck_assert_int_eq(evfcgi_produce_need(r, 1), -1);
+	req_free(r);
+	evbuffer_drain(flink.rl_out.fo_queue,
+	    evbuffer_get_length(flink.rl_out.fo_queue));
+
+	r = req_handled("HEAD");
+	prod_calls = 0;
+	n_done = 0;
+	evfcgi_on_abort(r, prod_abort, NULL);
+	ck_assert_int_eq(evfcgi_header(r, 200, NULL, -1), 0);
+	ck_assert_int_eq(evfcgi_produce(r, prod_endless, NULL), 0);
+	ck_assert_int_eq(req_produce(r, 1000), 1);
+	ck_assert_int_eq(prod_calls, 1);
+	ck_assert_uint_le(prod_wrote, 1000 + lim.high_water + 4000);
+	ck_assert_int_eq(prod_aborts, 1);
+	ck_assert_int_eq(n_done, 1);
+	ck_assert_int_eq(done_state, REQ_DONE);
+	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\n\r\n");
+	req_free(r);
+}
+END_TEST
+
 static Suite *
 request_suite(void)
 {
@@ -610,11 +866,14 @@ request_suite(void)
 
 	suite_add_case(s, "core", setup, teardown, 0, lifecycle_to_done, cgi_view,
 	    steps_refused, second_header_refused, engine_answers, producer,
-	    header_lines_many, request_view, write_ref_free, status_texts, NULL);
+	    header_lines_many, request_view, write_ref_free, status_texts,
+	    bodyless_statuses, one_content_type, declared_length_kept,
+	    producer_bounded, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0, params_over_limit,
 	    body_length_checks, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0, malformed_pairs,
-	    output_fails, header_lines_checked, percent_decoding, NULL);
+	    output_fails, header_lines_checked, percent_decoding,
+	    status_range, ctype_refused, NULL);
 	return s;
 }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The Debian packages: dpkg-buildpackage -us -uc -b builds evfcgid,
-# libevfcgi0, libevfcgi-dev and evfcgid-tools from a copy of the tree (the
+# libevfcgi1, libevfcgi-dev and evfcgid-tools from a copy of the tree (the
 # worktree stays clean), each holds what it should, the systemd units are
 # wired by dh_installsystemd, the packaged daemon runs, and lintian reports
 # no error (its warnings are shown as comments).
@@ -39,7 +39,7 @@ fi
 v=$(dpkg-parsechangelog -l "$T/b/src/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-for p in evfcgid libevfcgi0 libevfcgi-dev evfcgid-tools; do
+for p in evfcgid libevfcgi1 libevfcgi-dev evfcgid-tools; do
 	deb=$T/b/${p}_${v}_$arch.deb
 	if [ -f "$deb" ]; then
 		ok "$p ${v} built"
@@ -68,8 +68,8 @@ has evfcgid /usr/sbin/evfcgid /usr/share/man/man8/evfcgid.8.gz \
 	/lib/systemd/system/evfcgid.service /lib/systemd/system/evfcgid.socket \
 	/etc/default/evfcgid
 lacks evfcgid '^/usr/(bin|include)/|libevfcgi'
-has libevfcgi0 "/usr/lib/$ma/libevfcgi.so.0.1.0" "/usr/lib/$ma/libevfcgi.so.0"
-lacks libevfcgi0 '\.a$|\.h$|/libevfcgi\.so$|\.pc$'
+has libevfcgi1 "/usr/lib/$ma/libevfcgi.so.1.0.0" "/usr/lib/$ma/libevfcgi.so.1"
+lacks libevfcgi1 '\.a$|\.h$|/libevfcgi\.so$|\.pc$'
 has libevfcgi-dev /usr/include/evfcgi.h "/usr/lib/$ma/libevfcgi.a" \
 	"/usr/lib/$ma/libevfcgi.so" "/usr/lib/$ma/pkgconfig/evfcgi.pc" \
 	/usr/share/man/man3/evfcgi.3.gz /usr/share/man/man3/evfcgi_run.3.gz
@@ -79,12 +79,12 @@ has evfcgid-tools /usr/bin/http_get /usr/bin/http_load /usr/bin/fcgi_load \
 
 # Control fields and maintainer scripts.
 dep=$(dpkg-deb -f "$T/b/libevfcgi-dev_${v}_$arch.deb" Depends)
-check "libevfcgi-dev depends on libevfcgi0 (= $v) and libevent-dev ($dep)" \
-	eval '[[ $dep == *"libevfcgi0 (= $v)"* && $dep == *libevent-dev* ]]'
+check "libevfcgi-dev depends on libevfcgi1 (= $v) and libevent-dev ($dep)" \
+	eval '[[ $dep == *"libevfcgi1 (= $v)"* && $dep == *libevent-dev* ]]'
 mkdir -p "$T/ctl"
-dpkg-deb -e "$T/b/libevfcgi0_${v}_$arch.deb" "$T/ctl/lib"
-check "libevfcgi0 has shlibs for libevfcgi.so.0 (dh_makeshlibs)" \
-	grep -q '^libevfcgi 0 libevfcgi0' "$T/ctl/lib/shlibs"
+dpkg-deb -e "$T/b/libevfcgi1_${v}_$arch.deb" "$T/ctl/lib"
+check "libevfcgi1 has shlibs for libevfcgi.so.1 (dh_makeshlibs)" \
+	grep -q '^libevfcgi 1 libevfcgi1' "$T/ctl/lib/shlibs"
 dpkg-deb -e "$T/b/evfcgid_${v}_$arch.deb" "$T/ctl/evfcgid"
 check "evfcgid postinst enables and starts evfcgid.socket (dh_installsystemd)" eval '
 	grep -q "deb-systemd-helper enable .evfcgid.socket" "$T/ctl/evfcgid/postinst" &&
@@ -96,7 +96,7 @@ check "evfcgid: /etc/default/evfcgid is a conffile" \
 
 # The packaged programs run, hardened as dpkg-buildflags asks.
 mkdir -p "$T/x"
-for p in evfcgid libevfcgi0 evfcgid-tools; do
+for p in evfcgid libevfcgi1 evfcgid-tools; do
 	dpkg-deb -x "$T/b/${p}_${v}_$arch.deb" "$T/x"
 done
 check "packaged evfcgid --version says $v" eval \
@@ -106,8 +106,8 @@ check "packaged fcgi_load --help" eval \
 check "packaged evfcgid is PIE with BIND_NOW (hardening=+all)" eval '
 	readelf -h "$T/x/usr/sbin/evfcgid" | grep -q "DYN" &&
 	readelf -d "$T/x/usr/sbin/evfcgid" | grep -q "BIND_NOW\|FLAGS_1.*NOW"'
-check "packaged libevfcgi.so.0.1.0: soname libevfcgi.so.0" eval \
-	'readelf -d "$T/x/usr/lib/$ma/libevfcgi.so.0.1.0" | grep -q "SONAME.*\[libevfcgi.so.0\]"'
+check "packaged libevfcgi.so.1.0.0: soname libevfcgi.so.1" eval \
+	'readelf -d "$T/x/usr/lib/$ma/libevfcgi.so.1.0.0" | grep -q "SONAME.*\[libevfcgi.so.1\]"'
 
 # lintian on the whole upload: no E: line.
 lintian --pedantic -I "$T/b/evfcgid_${v}_$arch.changes" >"$T/lintian" 2>&1

@@ -22,7 +22,7 @@ fi
 # --- Every file in its place.
 missing=""
 for f in usr/sbin/evfcgid usr/bin/http_get usr/bin/http_load \
-    usr/bin/fcgi_load usr/lib/libevfcgi.a usr/lib/libevfcgi.so.0.1.0 \
+    usr/bin/fcgi_load usr/lib/libevfcgi.a usr/lib/libevfcgi.so.1.0.0 \
     usr/include/evfcgi.h usr/lib/pkgconfig/evfcgi.pc \
     usr/share/man/man8/evfcgid.8 usr/share/man/man3/evfcgi.3 \
     usr/share/man/man3/evfcgi_run.3 usr/share/man/man1/http_get.1 \
@@ -33,10 +33,10 @@ for f in usr/sbin/evfcgid usr/bin/http_get usr/bin/http_load \
 done
 check "staged tree has the daemon, tools, libraries, header, .pc, man pages, units${missing:+ (missing:$missing)}" \
 	test -z "$missing"
-check "libevfcgi.so.0 -> libevfcgi.so.0.1.0" \
-	test "$(readlink "$S/usr/lib/libevfcgi.so.0")" = libevfcgi.so.0.1.0
-check "libevfcgi.so -> libevfcgi.so.0" \
-	test "$(readlink "$S/usr/lib/libevfcgi.so")" = libevfcgi.so.0
+check "libevfcgi.so.1 -> libevfcgi.so.1.0.0" \
+	test "$(readlink "$S/usr/lib/libevfcgi.so.1")" = libevfcgi.so.1.0.0
+check "libevfcgi.so -> libevfcgi.so.1" \
+	test "$(readlink "$S/usr/lib/libevfcgi.so")" = libevfcgi.so.1
 check "executables are mode 755, the rest 644" eval '
 	[ "$(stat -c %a "$S/usr/sbin/evfcgid")" = 755 ] &&
 	[ "$(stat -c %a "$S/usr/bin/fcgi_load")" = 755 ] &&
@@ -46,12 +46,12 @@ check "the unit runs the installed daemon (ExecStart=/usr/sbin/evfcgid)" \
 	grep -q '^ExecStart=/usr/sbin/evfcgid ' "$S/usr/lib/systemd/system/evfcgid.service"
 
 # --- The shared library: soname, exports.
-so=$S/usr/lib/libevfcgi.so.0.1.0
+so=$S/usr/lib/libevfcgi.so.1.0.0
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-check "readelf -d: soname libevfcgi.so.0 ($soname)" test "$soname" = libevfcgi.so.0
+check "readelf -d: soname libevfcgi.so.1 ($soname)" test "$soname" = libevfcgi.so.1
 check "readelf -d: it needs libevent" eval 'readelf -d "$so" | grep -q "NEEDED.*libevent"'
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' |
-	sed 's/@.*//' | grep -vx 'EVFCGI_0' | sort -u >"$T/exports"
+	sed 's/@.*//' | grep -vx 'EVFCGI_1' | sort -u >"$T/exports"
 others=$(grep -v '^evfcgi_' "$T/exports" | tr '\n' ' ')
 check "exports only evfcgi_* ($(wc -l <"$T/exports") symbols${others:+; also: $others})" \
 	test -z "$others"
@@ -178,10 +178,10 @@ serve_and_ask() {
 if cc -Wall -Wextra -Werror -o "$T/hello_shared" "$T/hello.c" \
     $(pkg-config --cflags --libs evfcgi) 2>"$T/cc.err"; then
 	ok "a handler program builds with pkg-config --cflags --libs evfcgi (shared)"
-	check "hello_shared needs libevfcgi.so.0" eval \
-		'readelf -d "$T/hello_shared" | grep -q "NEEDED.*\[libevfcgi.so.0\]"'
+	check "hello_shared needs libevfcgi.so.1" eval \
+		'readelf -d "$T/hello_shared" | grep -q "NEEDED.*\[libevfcgi.so.1\]"'
 	check "hello_shared loads libevfcgi from the staged tree" eval \
-		'LD_LIBRARY_PATH=$S/usr/lib ldd "$T/hello_shared" | grep -q "libevfcgi.so.0 => $S/usr/lib/libevfcgi.so.0"'
+		'LD_LIBRARY_PATH=$S/usr/lib ldd "$T/hello_shared" | grep -q "libevfcgi.so.1 => $S/usr/lib/libevfcgi.so.1"'
 	serve_and_ask "shared" "$T/hello_shared" LD_LIBRARY_PATH="$S/usr/lib"
 else
 	not_ok "a handler program builds with pkg-config (shared): $(head -n 5 "$T/cc.err")"
@@ -190,7 +190,7 @@ fi
 if cc -Wall -o "$T/hello_rpath" "$T/hello.c" $(pkg-config --cflags --libs evfcgi) \
     -Wl,-rpath,"$S/usr/lib" 2>"$T/cc.err"; then
 	check "README's staged build (-Wl,-rpath): loads libevfcgi from the stage" eval \
-		'ldd "$T/hello_rpath" | grep -q "libevfcgi.so.0 => $S/usr/lib/libevfcgi.so.0"'
+		'ldd "$T/hello_rpath" | grep -q "libevfcgi.so.1 => $S/usr/lib/libevfcgi.so.1"'
 else
 	not_ok "README's staged build (-Wl,-rpath): $(head -n 5 "$T/cc.err")"
 fi
@@ -272,8 +272,8 @@ check "make uninstall removes every installed file${left:+ (left: $left)}" test 
 # --- PREFIX defaults to /usr/local.
 S2=$T/stage2
 make -C "$TOP" -s install DESTDIR="$S2" >"$T/install2.log" 2>&1
-check "default PREFIX: /usr/local/sbin/evfcgid, /usr/local/lib/libevfcgi.so.0" \
-	test -x "$S2/usr/local/sbin/evfcgid" -a -e "$S2/usr/local/lib/libevfcgi.so.0"
+check "default PREFIX: /usr/local/sbin/evfcgid, /usr/local/lib/libevfcgi.so.1" \
+	test -x "$S2/usr/local/sbin/evfcgid" -a -e "$S2/usr/local/lib/libevfcgi.so.1"
 check "default PREFIX: evfcgi.pc says prefix=/usr/local" \
 	grep -qx 'prefix=/usr/local' "$S2/usr/local/lib/pkgconfig/evfcgi.pc"
 check "default PREFIX: the unit runs /usr/local/sbin/evfcgid" \
