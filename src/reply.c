@@ -67,6 +67,5 @@ req_error_page(struct evfcgi_req *r, int status, const char *detail)
 			    r->r_id, n);
 		return -1;
 	}
-	evfcgi_respond(r, status, ctype, page, (size_t)n);
-	return 0;
+	return evfcgi_respond(r, status, ctype, page, (size_t)n) == 0 ? 0 : 1;
 }

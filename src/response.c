@@ -627,8 +627,8 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 		(void)evfcgi_finish(r);
 		return -1;
 	}
-	if (req_error_page(r, status, detail) == 0)
-		return;
+	if ((n = req_error_page(r, status, detail)) != -1)
+		return n == 0 ? 0 : -1;
 	n = snprintf(body, sizeof(body), "%d %s%s%s\n", status,
 	    req_status_text(status), detail != NULL ? ": " : "",
 	    detail != NULL ? detail : "");
