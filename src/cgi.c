@@ -403,7 +403,9 @@ job_spawn(struct cgi_job *job)
 		cgi_job_fail(job, 500, "out of memory");
 		return;
 	}
-	if ((argv = cgi_argv_build(job->j_argv0, envp)) == NULL) {
+	/* A local redirect is a new request of the server's: no words. */
+	if ((argv = cgi_argv_build(job->j_argv0, envp, cg->cg_cfg.c_argv &&
+	    job->j_redirects == 0)) == NULL) {
 		free(envp);
 		cgi_job_fail(job, 500, "out of memory");
 		return;

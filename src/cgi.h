@@ -34,6 +34,7 @@ struct cgi_config {
 	size_t		 c_hold;	/* output held until the body ends */
 	int		 c_grace;	/* s from SIGTERM to SIGKILL */
 	int		 c_stderr_rate;	/* stderr lines logged a second, each */
+	int		 c_argv;	/* an indexed query's words as argv */
 };
 
 /* Fills cfg with the defaults --help documents. */
@@ -138,14 +139,16 @@ char	**cgi_env_build(const struct cgi_param *pv, size_t n,
 
 /*
  * The command line (RFC 3875 4.4) for a program at argv0 whose
- * environment is envp: argv0 alone, unless the request is an indexed
- * query, a GET or HEAD whose QUERY_STRING is a search-string (words of
- * unreserved, escaped and reserved characters but "=", joined by single
- * '+'); then each word, %-decoded, follows.  A query that is not one,
- * or a word that decodes to a NUL, adds nothing.  One allocation the
+ * environment is envp: argv0 alone, unless indexed is set and the
+ * request is an indexed query, a GET or HEAD whose QUERY_STRING is a
+ * search-string (words of unreserved, escaped and reserved characters
+ * but "=", joined by single '+'); then each word, %-decoded, follows.
+ * A query that is not one, a word that decodes to a NUL, or a word that
+ * decodes to something starting with '-' (an option to the program: the
+ * php-cgi CVE-2012-1823 class) adds nothing at all.  One allocation the
  * caller free()s; NULL when out of memory.
  */
-char	**cgi_argv_build(const char *argv0, char *const envp[]);
+char	**cgi_argv_build(const char *argv0, char *const envp[], int indexed);
 
 /* --- Paths and processes (cgi_spawn.c). --- */
 

@@ -123,8 +123,8 @@ env_get(char *const envp[], const char *name)
  * search-word), a word one or more of unreserved, escaped or reserved
  * characters but "=" and "+".  Returns the number of words, each decoded
  * and NUL-ended into out (strlen(q) + 1 bytes are enough) and pointed to
- * by words[] (room for one more than q has '+'); 0 when q is not one or
- * a word holds %00.
+ * by words[] (room for one more than q has '+'); 0 when q is not one, a
+ * word holds %00 or a word starts with '-' once decoded.
  */
 static int
 search_words(const char *q, char *out, char **words)
@@ -141,7 +141,7 @@ search_words(const char *q, char *out, char **words)
 		/* Empty ("a++b", "+a", "a+"), or "=", a blank, a control. */
 		if (n == 0 || strspn(w, schar) != n)
 			return 0;
-		if ((d = req_pct_decode(out, w, n)) == -1)
+		if ((d = req_pct_decode(out, w, n)) == -1 || *out == '-')
 			return 0;
 		words[nw++] = out;
 		out += d + 1;
@@ -151,7 +151,7 @@ search_words(const char *q, char *out, char **words)
 }
 
 char **
-cgi_argv_build(const char *argv0, char *const envp[])
+cgi_argv_build(const char *argv0, char *const envp[], int indexed)
 {
 	const char	*method = env_get(envp, "REQUEST_METHOD");
 	const char	*q = env_get(envp, "QUERY_STRING");
@@ -161,7 +161,7 @@ cgi_argv_build(const char *argv0, char *const envp[])
 	int		 n = 0;
 
 	/* An indexed query: room for a word a '+' and one more. */
-	if (method != NULL && q != NULL && *q != '\0' &&
+	if (indexed && method != NULL && q != NULL && *q != '\0' &&
 	    (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)) {
 		qlen = strlen(q) + 1;
 		for (maxw = 1, c = q; (c = strchr(c, '+')) != NULL; c++)

@@ -327,9 +327,12 @@ START_TEST(env_bad_names_dropped)
 }
 END_TEST
 
-/* argv of a GET (or method) with QUERY_STRING q; n set to its length. */
+/*
+ * argv of a GET (or method) with QUERY_STRING q, indexed queries taken
+ * (--cgi-argv) or not; n set to its length.
+ */
 static char **
-argv_of(const char *method, const char *q, size_t *n)
+argv_flag(const char *method, const char *q, int indexed, size_t *n)
 {
 	char	 m[64], qs[512];
 	char	*envp[] = { m, qs, "PATH=/bin", NULL };
@@ -337,12 +340,19 @@ argv_of(const char *method, const char *q, size_t *n)
 
 	snprintf(m, sizeof(m), "REQUEST_METHOD=%s", method);
 	snprintf(qs, sizeof(qs), "QUERY_STRING=%s", q);
-	argv = cgi_argv_build("/srv/cgi-bin/x.sh", envp);
+	argv = cgi_argv_build("/srv/cgi-bin/x.sh", envp, indexed);
 	ck_assert_ptr_nonnull(argv);
 	ck_assert_str_eq(argv[0], "/srv/cgi-bin/x.sh");
 	for (*n = 0; argv[*n] != NULL; (*n)++)
 		;
 	return argv;
+}
+
+/* argv_flag() with --cgi-argv. */
+static char **
+argv_of(const char *method, const char *q, size_t *n)
+{
+	return argv_flag(method, q, 1, n);
 }
 
 START_TEST(argv_indexed_query)
@@ -375,7 +385,10 @@ START_TEST(argv_not_indexed)
 {
 	static const char *const q[] = {
 		"a=1", "x+y=z", "", "a++b", "+a", "a+", "+", "a%00b", "a%2",
-		"a%zz", "a b", "a\"b", "a<b", "a\tb"
+		"a%zz", "a b", "a\"b", "a<b", "a\tb",
+		/* Options to the program (php-cgi's CVE-2012-1823, cgit). */
+		"-s", "--help", "%2ds", "%2D%2Dscan-tree%3D/etc", "a+-d+x",
+		"a+--scan-tree%3D/tmp", "-"
 	};
 	char	**argv, *noenv[] = { NULL };
 	size_t	 i, n;
@@ -388,11 +401,30 @@ START_TEST(argv_not_indexed)
 	argv = argv_of("POST", "words", &n);
 	ck_assert_uint_eq(n, 1);
 	free(argv);
-	argv = cgi_argv_build("/x", noenv);
+	argv = cgi_argv_build("/x", noenv, 1);
 	ck_assert_ptr_nonnull(argv);
 	ck_assert_str_eq(argv[0], "/x");
 	ck_assert_ptr_null(argv[1]);
 	free(argv);
+	/* A '-' inside a word is no option. */
+	argv = argv_of("GET", "a-b+c-", &n);
+	ck_assert_uint_eq(n, 3);
+	free(argv);
+}
+END_TEST
+
+/* Without --cgi-argv, no query gives arguments. */
+START_TEST(argv_off_by_default)
+{
+	static const char *const q[] = { "git+log", "one", "a%3Db", "-s" };
+	char	**argv;
+	size_t	 i, n;
+
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		argv = argv_flag("GET", q[i], 0, &n);
+		ck_assert_msg(n == 1, "query '%s': %zu words", q[i], n);
+		free(argv);
+	}
 }
 END_TEST
 
@@ -489,7 +521,7 @@ cgi_suite(void)
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_lines,
 	    malformed_fields, env_bad_names_dropped, NULL);
 	suite_add_case(s, "argv", NULL, NULL, 0, argv_indexed_query,
-	    argv_not_indexed, NULL);
+	    argv_not_indexed, argv_off_by_default, NULL);
 	suite_add_case(s, "paths", tree_setup, tree_teardown, 0,
 	    resolve_paths, NULL);
 	return s;

@@ -1,0 +1,114 @@
+#!/bin/bash
+# evfcgid --cgi against a hostile client (issue 18), over raw FastCGI
+# (params as a web server would send them, duplicates and all): the query
+# string gives no arguments by default, and none that start with '-'
+# with --cgi-argv (php-cgi's CVE-2012-1823, cgit's --scan-tree).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/frontends.sh"
+source "$(dirname "$0")/cgi.sh"
+
+command -v perl >/dev/null || { not_ok "perl is installed"; finish; }
+cgi_backend_usable evfcgid || { not_ok "evfcgid --cgi: $CGI_SKIP"; finish; }
+
+WWW=$T/www
+cgi_www "$WWW" || { not_ok "the CGI scripts are copied to $WWW"; finish; }
+CGIBIN=$WWW/cgi-bin
+
+# A FastCGI client for what nginx would never send: perl -e
+# "$FCGI_RAW_PL" ADDR NAME=VALUE...: one request (a RESPONDER, no body)
+# with exactly those params, in that order, duplicates kept; the STDOUT
+# stream on stdout, and exit 1 without an END_REQUEST.
+FCGI_RAW_PL='
+use strict; use warnings; use Socket qw(:all);
+my $addr = shift; my $s;
+my ($h, $p) = $addr =~ /^(.*):(\d+)$/ or die "ADDR: HOST:PORT";
+socket($s, AF_INET, SOCK_STREAM, 0) or die "socket: $!";
+connect($s, pack_sockaddr_in($p, inet_aton($h))) or die "connect $addr: $!";
+binmode $s;
+sub len { my $n = length $_[0]; $n < 128 ? pack("C", $n) : pack("N", $n | 0x80000000) }
+my $nv = "";
+for (@ARGV) { my ($k, $v) = /^([^=]*)=(.*)$/s or die "NAME=VALUE: $_"; $nv .= len($k) . len($v) . $k . $v }
+sub rec { my ($t, $c) = @_; my $pad = (8 - length($c) % 8) % 8;
+	pack("CCnnCC", 1, $t, 1, length $c, $pad, 0) . $c . ("\0" x $pad) }
+my $req = rec(1, pack("nCx5", 1, 0));
+$req .= rec(4, substr($nv, $_ * 65528, 65528)) for 0 .. int((length($nv) - 1) / 65528);
+$req .= rec(4, "") . rec(5, "");
+syswrite($s, $req) == length $req or die "write: $!";
+my ($buf, $n) = ("", 0);
+while (($n = sysread($s, $buf, 65536, length $buf))) {}
+my ($out, $end) = ("", 0);
+while (length($buf) >= 8) {
+	my ($v, $t, $id, $clen, $plen) = unpack("CCnnC", $buf);
+	last if length($buf) < 8 + $clen + $plen;
+	$out .= substr($buf, 8, $clen) if $t == 6;
+	$end = 1 if $t == 3;
+	substr($buf, 0, 8 + $clen + $plen) = "";
+}
+binmode STDOUT; print $out; exit($end ? 0 : 1);
+'
+RAW_NO=0
+
+# raw NAME=VALUE...: one request to $CGI_ADDR with these params; the
+# response in $T/raw.N (RESP), its Status in CODE (200 when it has none
+# but a Content-Type), its body in BODY.
+raw() {
+	RESP=$T/raw.$((++RAW_NO))
+	timeout 20 perl -e "$FCGI_RAW_PL" "$CGI_ADDR" "$@" >"$RESP" 2>"$RESP.err"
+	CODE=$(sed -n '1,/^\r*$/{s/^Status: *\([0-9]*\).*/\1/Ip}' "$RESP" | head -n 1)
+	[ -z "$CODE" ] && grep -qi '^Content-Type:' "$RESP" && CODE=200
+	BODY=$(sed '1,/^\r*$/d' "$RESP")
+}
+
+# get SCRIPT [QUERY] [NAME=VALUE...]: raw, for a GET of /cgi-bin/SCRIPT
+# as nginx's CGI location sends it (tests/cgi.sh), and the params given
+# after (sent after nginx's).
+get() {
+	local s=$1 q=${2:-}
+	shift 2
+	raw "SCRIPT_FILENAME=$CGIBIN/$s" "SCRIPT_NAME=/cgi-bin/$s" \
+		"REQUEST_METHOD=GET" "QUERY_STRING=$q" "REQUEST_URI=/cgi-bin/$s${q:+?$q}" \
+		"DOCUMENT_URI=/cgi-bin/$s" "DOCUMENT_ROOT=$WWW" "SERVER_PROTOCOL=HTTP/1.1" \
+		"GATEWAY_INTERFACE=CGI/1.1" "REMOTE_ADDR=127.0.0.1" "SERVER_NAME=localhost" \
+		"SERVER_PORT=80" "$@"
+}
+
+# new_log_lines: the lines $CGI_LOG gained since the last call.
+LOG_SEEN=0
+new_log_lines() {
+	local n
+	n=$(wc -l <"$CGI_LOG")
+	tail -n "+$((LOG_SEEN + 1))" "$CGI_LOG" | head -n "$((n - LOG_SEEN))"
+	LOG_SEEN=$n
+}
+
+# --- 2. No arguments from the query by default. ------------------------
+start_evfcgid_cgi "$CGIBIN" || { not_ok "evfcgid --cgi starts"; finish; }
+for q in --help -s git+log '-d+allow_url_include%3D1' '%2D%2Dscan-tree%3D/etc'; do
+	get args.sh "$q"
+	check "argv, default: ?$q gives the program no arguments ($(echo "$BODY" | tr '\n' ' '))" \
+		test "$CODE:$BODY" = "200:0"
+done
+stop_cgi_backend
+
+# With --cgi-argv: the words, but never an option.
+argv_flag() {
+	local q
+	get args.sh 'git+log%2bx'
+	check "argv, --cgi-argv: ?git+log%2bx gives git and log+x ($(echo "$BODY" | tr '\n' ' '))" \
+		test "$CODE:$BODY" = "200:$(printf '2\n[git]\n[log+x]')"
+	for q in --help -s 'a+-s' '%2ds' '-d+allow_url_include%3D1' '%2D%2Dscan-tree%3D/etc' 'log+--scan-tree%3D/etc'; do
+		get args.sh "$q"
+		check "argv, --cgi-argv: ?$q (a word that is an option) gives no arguments at all ($(echo "$BODY" | tr '\n' ' '))" \
+			test "$CODE:$BODY" = "200:0"
+	done
+}
+CGI_EVFCGID_FLAGS=(--cgi-argv)
+if start_evfcgid_cgi "$CGIBIN"; then
+	argv_flag
+else
+	not_ok "evfcgid --cgi --cgi-argv starts"
+fi
+CGI_EVFCGID_FLAGS=()
+stop_cgi_backend
+
+finish
