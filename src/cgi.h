@@ -117,6 +117,20 @@ int	cgi_header_read(const char *buf, size_t len, struct cgi_head *h,
 /* Whether f's name is name, case-insensitively. */
 int	cgi_field_is(const struct cgi_field *f, const char *name);
 
+/* --- Local redirects (cgi_redirect.c). --- */
+
+/*
+ * The path of a local redirect's Location (loc, len bytes, the path
+ * without its query), resolved as a server resolves a request's (RFC 3875
+ * 6.2.2): each segment %-decoded, then dot segments removed (RFC 3986
+ * 5.2.4).  Refused: a path not starting with '/', a bad escape, a
+ * segment that decodes to a '/', a NUL or another control character, and
+ * a ".." that would climb above "/".  Writes the path, NUL-ended, to out
+ * (len + 1 bytes are enough).  Returns its length, or -1 with *why.
+ */
+long	cgi_local_path(const char *loc, size_t len, char *out,
+	    const char **why);
+
 /* --- The environment (cgi_env.c). --- */
 
 struct cgi_param {

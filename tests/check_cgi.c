@@ -3,7 +3,8 @@
  * (every truncated prefix of a block needs more, never misreads; LF and
  * CRLF; the response kinds of RFC 3875 6.2; what is malformed) and the
  * environment builder (params through, overrides, defaults, nothing of
- * the caller's own environment); and the path check on real files.
+ * the caller's own environment), the command line, a local redirect's
+ * path (dot segments, escapes); and the path check on real files.
  */
 #include <sys/stat.h>
 
@@ -428,6 +429,83 @@ START_TEST(argv_off_by_default)
 }
 END_TEST
 
+/*
+ * cgi_local_path() of loc into exactly strlen(loc) + 1 bytes (ASan sees
+ * a write past them): the path (malloc'd, free it), or NULL if refused.
+ */
+static char *
+local_path(const char *loc)
+{
+	size_t		 len = strlen(loc);
+	char		*out = malloc(len + 1);
+	const char	*why = NULL;
+	long		 n;
+
+	ck_assert_ptr_nonnull(out);
+	if ((n = cgi_local_path(loc, len, out, &why)) == -1) {
+		ck_assert_ptr_nonnull(why);
+		free(out);
+		return NULL;
+	}
+	ck_assert_int_eq((long)strlen(out), n);
+	return out;
+}
+
+START_TEST(redirect_path_resolved)
+{
+	static const char *const ok[][2] = {
+		{ "/", "/" },
+		{ "/cgi-bin/x.sh", "/cgi-bin/x.sh" },
+		{ "/a/./b", "/a/b" },
+		{ "/a/b/../c", "/a/c" },
+		{ "/a/%2e%2e/c", "/c" },
+		{ "/a/%2E/b/%2e", "/a/b/" },
+		{ "/a/.", "/a/" },
+		{ "/a/b/..", "/a/" },
+		{ "/a/..", "/" },
+		{ "/.", "/" },
+		{ "/a//b", "/a//b" },
+		{ "/a//..", "/a/" },
+		{ "/x%20y/%C3%A9", "/x y/\xc3\xa9" },
+		{ "/.../.a/a.", "/.../.a/a." },
+		{ "/a/.%2e./b", "/a/.../b" }
+	};
+	size_t	 i;
+	char	*p;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		p = local_path(ok[i][0]);
+		ck_assert_msg(p != NULL, "%s refused", ok[i][0]);
+		ck_assert_msg(strcmp(p, ok[i][1]) == 0, "%s: %s, not %s",
+		    ok[i][0], p, ok[i][1]);
+		free(p);
+	}
+}
+END_TEST
+
+START_TEST(redirect_path_refused)
+{
+	static const char *const bad[] = {
+		/* Above the root, however spelt. */
+		"/..", "/../x", "/a/../../x", "/%2e%2e/x", "/%2E%2E",
+		"/a/%2e%2e/%2E%2E/x", "/a/./../..", "/../../../../usr/bin/env",
+		/* A '/' or a control inside a segment. */
+		"/a%2fb", "/a%2F..%2F..%2Fb", "/cgi-bin%2f..%2f..%2fx",
+		"/a%00", "/a%0a", "/a%0D%0Ab", "/a%7f", "/a%1b", "/a\tb",
+		/* Bad escapes, not a path. */
+		"/a%zz", "/a%2", "/a%", "relative", "", "x/../y"
+	};
+	size_t	 i;
+	char	*p;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = local_path(bad[i]);
+		ck_assert_msg(p == NULL, "'%s' taken as '%s'", bad[i],
+		    p != NULL ? p : "");
+	}
+}
+END_TEST
+
 static char	 dir[PATH_MAX];
 
 /* A scratch tree: root/{run.sh, noexec.sh, sub/, link -> ../out.sh}. */
@@ -522,6 +600,8 @@ cgi_suite(void)
 	    malformed_fields, env_bad_names_dropped, NULL);
 	suite_add_case(s, "argv", NULL, NULL, 0, argv_indexed_query,
 	    argv_not_indexed, argv_off_by_default, NULL);
+	suite_add_case(s, "redirect", NULL, NULL, 0, redirect_path_resolved,
+	    redirect_path_refused, NULL);
 	suite_add_case(s, "paths", tree_setup, tree_teardown, 0,
 	    resolve_paths, NULL);
 	return s;

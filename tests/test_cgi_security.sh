@@ -2,7 +2,10 @@
 # evfcgid --cgi against a hostile client (issue 18), over raw FastCGI
 # (params as a web server would send them, duplicates and all): the query
 # string gives no arguments by default, and none that start with '-'
-# with --cgi-argv (php-cgi's CVE-2012-1823, cgit's --scan-tree).
+# with --cgi-argv (php-cgi's CVE-2012-1823, cgit's --scan-tree); a local
+# redirect ("Location: /path" echoed from the query) is resolved like a
+# request (dot segments, escaped or not, and escaped '/' never leave the
+# document root), runs only inside the CGI root, and passes no arguments.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"
@@ -60,14 +63,14 @@ raw() {
 }
 
 # get SCRIPT [QUERY] [NAME=VALUE...]: raw, for a GET of /cgi-bin/SCRIPT
-# as nginx's CGI location sends it (tests/cgi.sh), and the params given
-# after (sent after nginx's).
+# as nginx's CGI location sends it (tests/cgi.sh; DOCUMENT_ROOT is DOCROOT,
+# else $WWW), and the params given after (sent after nginx's).
 get() {
 	local s=$1 q=${2:-}
 	shift 2
 	raw "SCRIPT_FILENAME=$CGIBIN/$s" "SCRIPT_NAME=/cgi-bin/$s" \
 		"REQUEST_METHOD=GET" "QUERY_STRING=$q" "REQUEST_URI=/cgi-bin/$s${q:+?$q}" \
-		"DOCUMENT_URI=/cgi-bin/$s" "DOCUMENT_ROOT=$WWW" "SERVER_PROTOCOL=HTTP/1.1" \
+		"DOCUMENT_URI=/cgi-bin/$s" "DOCUMENT_ROOT=${DOCROOT:-$WWW}" "SERVER_PROTOCOL=HTTP/1.1" \
 		"GATEWAY_INTERFACE=CGI/1.1" "REMOTE_ADDR=127.0.0.1" "SERVER_NAME=localhost" \
 		"SERVER_PORT=80" "$@"
 }
@@ -80,6 +83,62 @@ new_log_lines() {
 	tail -n "+$((LOG_SEEN + 1))" "$CGI_LOG" | head -n "$((n - LOG_SEEN))"
 	LOG_SEEN=$n
 }
+
+# --- 1. Local redirects resolved like a request's, inside the root. ----
+# Run from a document root of $CGIBIN with the whole of $WWW as the CGI
+# root, a redirect that climbs out of the document root (dot segments,
+# escaped or not, or an escaped '/') would reach $WWW/outside/hello.sh,
+# inside the CGI root: refused all the same (500, one logged line).
+redir() { DOCROOT=${2:-$WWW} get redirect-to.sh "to=$1"; }
+start_evfcgid_cgi "$WWW" || { not_ok "evfcgid --cgi starts"; finish; }
+for to in /../outside/hello.sh /%2e%2e/outside/hello.sh /%2E%2E/outside/hello.sh \
+	'/..%2foutside/hello.sh' '/x/%2e%2e/..%2Foutside/hello.sh' '/./../outside/hello.sh' \
+	'/../../../../usr/bin/env?sh+-c+touch%20'"$T"'/pwned'; do
+	new_log_lines >/dev/null
+	redir "$to" "$CGIBIN"
+	lines=$(new_log_lines)
+	check "redirect: Location $to from a document root of cgi-bin: 500, nothing run ($CODE, '$(echo "$BODY" | head -c 40)')" \
+		eval '[ "$CODE" = 500 ] && [[ $BODY != *"hello from cgi"* ]] && [ ! -e "$T/pwned" ]'
+	check "redirect: Location $to: one line logged saying why ($(echo "$lines" | grep -c .): $(echo "$lines" | head -n 1 | cut -c1-160))" \
+		eval '[ "$(echo "$lines" | grep -c .)" = 1 ] && echo "$lines" | grep -q "local redirect"'
+done
+# Dot segments that stay inside are resolved, as a server would.
+for to in /cgi-bin/target.py /cgi-bin/./x/../target.py /cgi-bin/%74arget.py /x/%2e%2e/cgi-bin/target.py; do
+	redir "$to?from=$RAW_NO"
+	check "redirect: Location $to runs cgi-bin/target.py ($CODE, '$BODY')" \
+		test "$CODE:$BODY" = "200:target SCRIPT_NAME=/cgi-bin/target.py QUERY_STRING=from=$((RAW_NO - 1))"
+done
+for q in -s git+log; do
+	redir "/cgi-bin/args.sh?$q"
+	check "redirect: Location /cgi-bin/args.sh?$q: no arguments ($(echo "$BODY" | tr '\n' ' '))" \
+		test "$CODE:$BODY" = "200:0"
+done
+stop_cgi_backend
+
+# With the CGI root at cgi-bin: a program outside it is refused (500).
+# And a redirect passes no arguments, even with --cgi-argv.
+CGI_EVFCGID_FLAGS=(--cgi-argv)
+if start_evfcgid_cgi "$CGIBIN"; then
+	new_log_lines >/dev/null
+	redir /outside/hello.sh
+	lines=$(new_log_lines)
+	check "redirect: Location /outside/hello.sh, outside the CGI root: 500 ($CODE, '$(echo "$BODY" | head -c 40)')" \
+		eval '[ "$CODE" = 500 ] && [[ $BODY != *"hello from cgi"* ]]'
+	check "redirect: outside the CGI root: one line logged saying why ($(echo "$lines" | head -n 1 | cut -c1-160))" \
+		eval '[ "$(echo "$lines" | grep -c .)" = 1 ] && echo "$lines" | grep -q "local redirect.*outside"'
+	for q in -s --help git+log; do
+		redir "/cgi-bin/args.sh?$q"
+		check "redirect: Location /cgi-bin/args.sh?$q: no arguments, even with --cgi-argv ($(echo "$BODY" | tr '\n' ' '))" \
+			test "$CODE:$BODY" = "200:0"
+	done
+	redir "/cgi-bin/env.sh/p/../i?a=b"
+	check "redirect: Location /cgi-bin/env.sh/p/../i: PATH_INFO /i, QUERY_STRING a=b" \
+		eval '[ "$CODE" = 200 ] && grep -qx "PATH_INFO=/i" <<<"$BODY" && grep -qx "QUERY_STRING=a=b" <<<"$BODY"'
+else
+	not_ok "evfcgid --cgi --cgi-argv starts"
+fi
+CGI_EVFCGID_FLAGS=()
+stop_cgi_backend
 
 # --- 2. No arguments from the query by default. ------------------------
 start_evfcgid_cgi "$CGIBIN" || { not_ok "evfcgid --cgi starts"; finish; }
