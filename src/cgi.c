@@ -24,6 +24,7 @@
 #include "request.h"
 
 static void	cgi_handler(struct evfcgi_req *, void *);
+static struct cgi_param *cgi_params(struct evfcgi_req *, size_t *);
 static char	*cgi_script(struct evfcgi_req *);
 static struct cgi_job *job_new(struct cgi *, struct evfcgi_req *, char *,
 		    char *);
@@ -132,16 +133,52 @@ cgi_script(struct evfcgi_req *req)
 	return s;
 }
 
+/* req's params in order (free() the array; n set), or NULL. */
+static struct cgi_param *
+cgi_params(struct evfcgi_req *req, size_t *n)
+{
+	struct cgi_param	*pv;
+	const char		*name, *value;
+	size_t			 i = 0;
+
+	*n = 0;
+	while (evfcgi_param_next(req, &i, &name, &value))
+		(*n)++;
+	if ((pv = calloc(*n + 1, sizeof(*pv))) == NULL)
+		return NULL;
+	i = *n = 0;
+	while (evfcgi_param_next(req, &i, &name, &value)) {
+		pv[*n].p_name = name;
+		pv[(*n)++].p_value = value;
+	}
+	return pv;
+}
+
 /* The route: every request runs a program. */
 static void
 cgi_handler(struct evfcgi_req *req, void *arg)
 {
-	struct cgi	*cg = arg;
-	struct cgi_job	*job;
-	const char	*why;
-	char		*argv0, *real, *name;
-	int		 status;
+	struct cgi		*cg = arg;
+	struct cgi_job		*job;
+	struct cgi_param	*pv;
+	const char		*why;
+	char			*argv0, *real, *name;
+	size_t			 n;
+	int			 status;
 
+	if ((pv = cgi_params(req, &n)) == NULL) {
+		log_err("cgi: out of memory");
+		evfcgi_respond_error(req, 500, NULL);
+		return;
+	}
+	/* What is checked and what the program's environment says agree. */
+	why = cgi_param_dup(pv, n);
+	free(pv);
+	if (why != NULL) {
+		log_warn("cgi: refused (400): %s given more than once", why);
+		evfcgi_respond_error(req, 400, "a parameter given twice");
+		return;
+	}
 	if ((argv0 = cgi_script(req)) == NULL) {
 		log_warn("cgi: request for %s names no program (no "
 		    "SCRIPT_FILENAME, nor DOCUMENT_ROOT and SCRIPT_NAME)",
@@ -368,19 +405,11 @@ static char **
 job_env(struct cgi_job *job)
 {
 	struct cgi_param	*pv;
-	const char		*name, *value;
 	char			**envp;
-	size_t			 i = 0, n = 0;
+	size_t			 n;
 
-	while (evfcgi_param_next(job->j_req, &i, &name, &value))
-		n++;
-	if ((pv = calloc(n + 1, sizeof(*pv))) == NULL)
+	if ((pv = cgi_params(job->j_req, &n)) == NULL)
 		return NULL;
-	i = n = 0;
-	while (evfcgi_param_next(job->j_req, &i, &name, &value)) {
-		pv[n].p_name = name;
-		pv[n++].p_value = value;
-	}
 	envp = cgi_env_build(pv, n, job->j_over, job->j_nover);
 	free(pv);
 	return envp;

@@ -152,6 +152,15 @@ char	**cgi_env_build(const struct cgi_param *pv, size_t n,
 	    const struct cgi_param *over, size_t nover);
 
 /*
+ * The first name among pv (n params) that the gateway decides on and
+ * that comes more than once, or NULL: the CGI/1.1 meta-variables (RFC
+ * 3875 4.1) and DOCUMENT_ROOT, DOCUMENT_URI, REQUEST_URI and
+ * SCRIPT_FILENAME.  The gateway reads the first of a name, a program's
+ * environment would hold the last: such a request is refused (400).
+ */
+const char *cgi_param_dup(const struct cgi_param *pv, size_t n);
+
+/*
  * The command line (RFC 3875 4.4) for a program at argv0 whose
  * environment is envp: argv0 alone, unless indexed is set and the
  * request is an indexed query, a GET or HEAD whose QUERY_STRING is a

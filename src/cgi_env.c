@@ -21,6 +21,7 @@ struct env_ent {
 };
 
 static int	ent_cmp(const void *, const void *);
+static int	name_cmp(const void *, const void *);
 static int	name_ok(const char *);
 static const char *env_get(char *const[], const char *);
 static int	search_words(const char *, char *, char **);
@@ -104,6 +105,42 @@ cgi_env_build(const struct cgi_param *pv, size_t n,
 	envp[kept] = NULL;
 	free(ent);
 	return envp;
+}
+
+/* bsearch() of a name among names. */
+static int
+name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+const char *
+cgi_param_dup(const struct cgi_param *pv, size_t n)
+{
+	/* Sorted (bsearch): RFC 3875 4.1, and what the gateway reads. */
+	static const char *const names[] = {
+		"AUTH_TYPE", "CONTENT_LENGTH", "CONTENT_TYPE",
+		"DOCUMENT_ROOT", "DOCUMENT_URI", "GATEWAY_INTERFACE",
+		"PATH_INFO", "PATH_TRANSLATED", "QUERY_STRING", "REMOTE_ADDR",
+		"REMOTE_HOST", "REMOTE_IDENT", "REMOTE_USER", "REQUEST_METHOD",
+		"REQUEST_URI", "SCRIPT_FILENAME", "SCRIPT_NAME", "SERVER_NAME",
+		"SERVER_PORT", "SERVER_PROTOCOL", "SERVER_SOFTWARE"
+	};
+	const size_t		 nn = sizeof(names) / sizeof(names[0]);
+	const char *const	*hit;
+	uint32_t		 seen = 0, bit;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		if (pv[i].p_name == NULL || (hit = bsearch(pv[i].p_name, names,
+		    nn, sizeof(names[0]), name_cmp)) == NULL)
+			continue;
+		bit = (uint32_t)1 << (hit - names);
+		if (seen & bit)
+			return *hit;
+		seen |= bit;
+	}
+	return NULL;
 }
 
 /* The value of name in envp, or NULL. */

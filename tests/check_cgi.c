@@ -328,6 +328,41 @@ START_TEST(env_bad_names_dropped)
 }
 END_TEST
 
+START_TEST(env_duplicates_found)
+{
+	static const char *const used[] = {
+		"SCRIPT_FILENAME", "SCRIPT_NAME", "REQUEST_METHOD",
+		"CONTENT_LENGTH", "DOCUMENT_ROOT", "PATH_INFO", "QUERY_STRING",
+		"REQUEST_URI", "AUTH_TYPE", "SERVER_SOFTWARE", "REMOTE_USER"
+	};
+	struct cgi_param pv[] = {
+		{ "SCRIPT_FILENAME", "/srv/a" }, { "HTTP_COOKIE", "a=1" },
+		{ "REQUEST_METHOD", "GET" }, { "HTTP_COOKIE", "b=2" },
+		{ "script_filename", "/x" }, { "X", "1" }, { "X", "2" },
+		{ NULL, NULL }
+	};
+	const size_t	 n = sizeof(pv) / sizeof(pv[0]) - 1;
+	size_t		 i;
+	const char	*d;
+
+	/* Names nobody decides on may repeat (nginx 1.22: a header twice). */
+	ck_assert_ptr_null(cgi_param_dup(pv, n));
+	ck_assert_ptr_null(cgi_param_dup(pv, 0));
+	for (i = 0; i < sizeof(used) / sizeof(used[0]); i++) {
+		pv[n].p_name = used[i];
+		pv[n].p_value = "again";
+		/* The same name after another one, or right after. */
+		pv[5].p_name = used[i];
+		d = cgi_param_dup(pv, n + 1);
+		ck_assert_msg(d != NULL && strcmp(d, used[i]) == 0,
+		    "%s twice: %s", used[i], d != NULL ? d : "not found");
+		pv[5].p_name = "X";
+	}
+	pv[n].p_name = "REQUEST_METHOD";
+	ck_assert_str_eq(cgi_param_dup(pv, n + 1), "REQUEST_METHOD");
+}
+END_TEST
+
 /*
  * argv of a GET (or method) with QUERY_STRING q, indexed queries taken
  * (--cgi-argv) or not; n set to its length.
@@ -597,7 +632,8 @@ cgi_suite(void)
 	suite_add_case(s, "partial", NULL, NULL, 0, every_prefix_needs_more,
 	    cut_between_cr_and_lf, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_lines,
-	    malformed_fields, env_bad_names_dropped, NULL);
+	    malformed_fields, env_bad_names_dropped, env_duplicates_found,
+	    NULL);
 	suite_add_case(s, "argv", NULL, NULL, 0, argv_indexed_query,
 	    argv_not_indexed, argv_off_by_default, NULL);
 	suite_add_case(s, "redirect", NULL, NULL, 0, redirect_path_resolved,

@@ -5,7 +5,8 @@
 # with --cgi-argv (php-cgi's CVE-2012-1823, cgit's --scan-tree); a local
 # redirect ("Location: /path" echoed from the query) is resolved like a
 # request (dot segments, escaped or not, and escaped '/' never leave the
-# document root), runs only inside the CGI root, and passes no arguments.
+# document root), runs only inside the CGI root, and passes no arguments;
+# a parameter the gateway decides on, given twice, is refused.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"
@@ -168,6 +169,34 @@ else
 	not_ok "evfcgid --cgi --cgi-argv starts"
 fi
 CGI_EVFCGID_FLAGS=()
+stop_cgi_backend
+
+# --- 6. One value per parameter. ---------------------------------------
+# The first SCRIPT_FILENAME was checked and run, the last was in the
+# program's environment: a parameter the gateway decides on, twice, is
+# refused (400, logged); a header twice (nginx 1.22 sends each line) is
+# not.
+start_evfcgid_cgi "$CGIBIN" || { not_ok "evfcgid --cgi starts"; finish; }
+for nv in "SCRIPT_FILENAME=/bin/sh" "SCRIPT_FILENAME=$CGIBIN/env.sh" "SCRIPT_NAME=/x" \
+	REQUEST_METHOD=POST "QUERY_STRING=a=2" "REQUEST_URI=/y" "DOCUMENT_ROOT=/" \
+	"PATH_INFO=/a PATH_INFO=/b" "CONTENT_LENGTH=0 CONTENT_LENGTH=0" \
+	"REMOTE_USER=alice REMOTE_USER=root" "GATEWAY_INTERFACE=CGI/1.1"; do
+	pname=${nv%%=*}
+	new_log_lines >/dev/null
+	# shellcheck disable=SC2086
+	get env.sh "a=1" $nv
+	lines=$(new_log_lines)
+	check "duplicates: $pname twice: 400 ($CODE, $(grep "^$pname=" <<<"$BODY" | head -n 1))" \
+		test "$CODE" = 400
+	check "duplicates: $pname twice: logged naming it ($(echo "$lines" | head -n 1 | cut -c1-120))" \
+		eval 'echo "$lines" | grep -q "400.*$pname"'
+done
+get env.sh "" HTTP_COOKIE=a=1 HTTP_COOKIE=b=2 HTTP_X_A=1 HTTP_X_A=2
+check "duplicates: a header twice (HTTP_COOKIE, HTTP_X_A) is served ($CODE)" \
+	eval '[ "$CODE" = 200 ] && grep -q "^HTTP_COOKIE=" <<<"$BODY"'
+get env.sh "" "script_filename=/bin/sh"
+check "duplicates: script_filename is another name: served, SCRIPT_FILENAME as sent ($CODE)" \
+	eval '[ "$CODE" = 200 ] && grep -qx "SCRIPT_FILENAME=$CGIBIN/env.sh" <<<"$BODY"'
 stop_cgi_backend
 
 finish
