@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static void	cgi_handler(struct evfcgi_req *, void *);
 static struct cgi_param *cgi_params(struct evfcgi_req *, size_t *);
 static char	*cgi_script(struct evfcgi_req *);
 static struct cgi_job *job_new(struct cgi *, struct evfcgi_req *, char *,
-		    char *);
+		    struct cgi_prog *);
 static void	job_free(struct cgi_job *, int);
 static void	job_spawn(struct cgi_job *);
 static char	**job_env(struct cgi_job *);
@@ -54,6 +55,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 {
 	struct cgi	*cg;
 	const char	*root = cfg->c_root != NULL ? cfg->c_root : "/";
+	const char	*why;
 	struct stat	 st;
 
 	if ((cg = calloc(1, sizeof(*cg))) == NULL) {
@@ -65,10 +67,18 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	cg->cg_cfg = *cfg;
 	TAILQ_INIT(&cg->cg_children);
 	TAILQ_INIT(&cg->cg_queue);
+	why = NULL;
 	if ((cg->cg_root = realpath(root, NULL)) == NULL ||
-	    stat(cg->cg_root, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "--cgi-root %s: %s", root,
-		    cg->cg_root == NULL ? strerror(errno) : "not a directory");
+	    stat(cg->cg_root, &st) == -1)
+		why = strerror(errno);
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a directory";
+	/* Programs are opened beneath it. */
+	else if ((cg->cg_rootfd = open(cg->cg_root, O_PATH | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		why = strerror(errno);
+	if (why != NULL) {
+		snprintf(err, errlen, "--cgi-root %s: %s", root, why);
 		free(cg->cg_root);
 		free(cg);
 		return NULL;
@@ -79,6 +89,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	if (evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
 	    NULL, cgi_handler, cg) == -1) {
 		snprintf(err, errlen, "out of memory");
+		close(cg->cg_rootfd);
 		free(cg->cg_root);
 		free(cg);
 		return NULL;
@@ -108,6 +119,7 @@ cgi_free(struct cgi *cg)
 	}
 	if (cg->cg_sigchld != NULL)
 		event_free(cg->cg_sigchld);
+	close(cg->cg_rootfd);
 	free(cg->cg_root);
 	free(cg);
 }
@@ -161,8 +173,9 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 	struct cgi		*cg = arg;
 	struct cgi_job		*job;
 	struct cgi_param	*pv;
+	struct cgi_prog		 prog;
 	const char		*why;
-	char			*argv0, *real, *name;
+	char			*argv0, *name;
 	size_t			 n;
 	int			 status;
 
@@ -186,8 +199,8 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 		evfcgi_respond_error(req, 500, "no program named");
 		return;
 	}
-	if ((status = cgi_resolve(cg->cg_root, cg->cg_rootlen, argv0, &real,
-	    &why)) != 0) {
+	if ((status = cgi_open(cg->cg_rootfd, cg->cg_root, cg->cg_rootlen,
+	    argv0, &prog, &why)) != 0) {
 		name = cgi_safe_str(argv0);
 		log_warn("cgi %s: refused (%d): %s", name != NULL ? name :
 		    "?", status, why);
@@ -196,7 +209,7 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 		evfcgi_respond_error(req, status, NULL);
 		return;
 	}
-	if ((job = job_new(cg, req, argv0, real)) == NULL) {
+	if ((job = job_new(cg, req, argv0, &prog)) == NULL) {
 		log_err("cgi: out of memory");
 		evfcgi_respond_error(req, 500, NULL);
 		return;
@@ -210,9 +223,10 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 	cgi_job_start(job, 0);
 }
 
-/* A job for req running argv0 (resolved: real), both taken; or NULL. */
+/* A job for req running argv0 (opened: prog), both taken; or NULL. */
 static struct cgi_job *
-job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0, char *real)
+job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
+    struct cgi_prog *prog)
 {
 	struct cgi_job	*job;
 	struct timeval	 tv = { cg->cg_cfg.c_timeout, 0 };
@@ -232,13 +246,13 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0, char *real)
 			free(job);
 		}
 		free(argv0);
-		free(real);
+		cgi_prog_close(prog);
 		return NULL;
 	}
 	job->j_cg = cg;
 	job->j_req = req;
 	job->j_argv0 = argv0;
-	job->j_real = real;
+	job->j_prog = *prog;
 	job->j_in = job->j_out = -1;
 	if (cg->cg_cfg.c_timeout > 0) {
 		clock_gettime(CLOCK_MONOTONIC, &job->j_deadline);
@@ -313,7 +327,7 @@ job_free(struct cgi_job *job, int kill)
 	evbuffer_free(job->j_head);
 	evbuffer_free(job->j_tmp);
 	free(job->j_argv0);
-	free(job->j_real);
+	cgi_prog_close(&job->j_prog);
 	free(job->j_name);
 	free(job->j_overmem);
 	free(job);
@@ -392,6 +406,8 @@ cgi_job_start(struct cgi_job *job, int front)
 		cgi_job_fail(job, 503, why);
 		return;
 	}
+	/* Opened again when its turn comes: no descriptors while it waits. */
+	cgi_prog_close(&job->j_prog);
 	if (front)
 		TAILQ_INSERT_HEAD(&cg->cg_queue, job, j_entry);
 	else
@@ -421,11 +437,22 @@ job_spawn(struct cgi_job *job)
 {
 	struct cgi		*cg = job->j_cg;
 	struct cgi_proc		 p;
+	const char		*refused;
 	char			**envp, **argv, why[128];
 	int			 e;
 
 	if (cgi_sigchld_on(cg) == -1) {
 		cgi_job_fail(job, 500, "cannot handle SIGCHLD");
+		return;
+	}
+	/* It waited: opened and checked again, as it is now. */
+	if (job->j_prog.pr_fd == -1 && (e = cgi_open(cg->cg_rootfd,
+	    cg->cg_root, cg->cg_rootlen, job->j_argv0, &job->j_prog,
+	    &refused)) != 0) {
+		snprintf(why, sizeof(why), "refused: %s", refused);
+		/* A local redirect's target that is refused: 500. */
+		cgi_job_fail(job, e == 403 && job->j_redirects > 0 ? 500 : e,
+		    why);
 		return;
 	}
 	if ((envp = job_env(job)) == NULL) {
@@ -439,8 +466,10 @@ job_spawn(struct cgi_job *job)
 		cgi_job_fail(job, 500, "out of memory");
 		return;
 	}
-	if (cgi_spawn(job->j_real, argv, envp, &p) == -1) {
-		e = errno;
+	e = cgi_spawn(&job->j_prog, argv, envp, &p) == -1 ? errno : 0;
+	/* The child has its copies, or there is none. */
+	cgi_prog_close(&job->j_prog);
+	if (e != 0) {
 		snprintf(why, sizeof(why), "cannot start it: %s", strerror(e));
 		free(argv);
 		free(envp);

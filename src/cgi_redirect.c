@@ -158,8 +158,9 @@ void
 cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
 {
 	struct cgi	*cg = job->j_cg;
+	struct cgi_prog	 prog;
 	const char	*why;
-	char		*real, *argv0, *name, msg[256], to[104];
+	char		*argv0, *name, msg[256], to[104];
 	size_t		 i;
 	int		 status;
 
@@ -187,8 +188,8 @@ cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
 		evbuffer_drain(job->j_body, evbuffer_get_length(job->j_body));
 	/* Refused (not missing): the path would leave the CGI root. */
 	if (status == 0 &&
-	    (status = cgi_resolve(cg->cg_root, cg->cg_rootlen,
-	    job->j_over[0].p_value, &real, &why)) == 403)
+	    (status = cgi_open(cg->cg_rootfd, cg->cg_root, cg->cg_rootlen,
+	    job->j_over[0].p_value, &prog, &why)) == 403)
 		status = 500;
 	if (status == 0) {
 		argv0 = strdup(job->j_over[0].p_value);
@@ -196,14 +197,14 @@ cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
 		if (argv0 == NULL || name == NULL) {
 			free(argv0);
 			free(name);
-			free(real);
+			cgi_prog_close(&prog);
 			cgi_job_fail(job, 500, "out of memory");
 			return;
 		}
-		free(job->j_real);
+		cgi_prog_close(&job->j_prog);
 		free(job->j_argv0);
 		free(job->j_name);
-		job->j_real = real;
+		job->j_prog = prog;
 		job->j_argv0 = argv0;
 		job->j_name = name;
 		log_debug("cgi %s: local redirect", name);

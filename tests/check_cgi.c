@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <check.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -543,7 +544,10 @@ END_TEST
 
 static char	 dir[PATH_MAX];
 
-/* A scratch tree: root/{run.sh, noexec.sh, sub/, link -> ../out.sh}. */
+/*
+ * A scratch tree: root/{run.sh, noexec.sh, sub/deep.sh, link -> ../out.sh,
+ * inlink -> sub/deep.sh}.
+ */
 static void
 tree_setup(void)
 {
@@ -569,6 +573,13 @@ tree_setup(void)
 	ck_assert_int_eq(chmod(p, 0755), 0);
 	snprintf(p, sizeof(p), "%s/root/link", dir);
 	ck_assert_int_eq(symlink("../out.sh", p), 0);
+	snprintf(p, sizeof(p), "%s/root/sub/deep.sh", dir);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fclose(f);
+	ck_assert_int_eq(chmod(p, 0755), 0);
+	/* A symlink inside the root to a program inside: fine. */
+	snprintf(p, sizeof(p), "%s/root/inlink", dir);
+	ck_assert_int_eq(symlink("sub/deep.sh", p), 0);
 }
 
 static void
@@ -580,44 +591,72 @@ tree_teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-/* The status cgi_resolve() gives name under root (dir/root). */
+/*
+ * The status cgi_open() gives name under root (dir/root, opened; "" and
+ * "/" when whole): a regular file open read-only, its directory, its
+ * resolved path, when 0.
+ */
 static int
-resolve(const char *name)
+open_under(const char *name, int whole)
 {
-	char		 root[PATH_MAX + 8], p[2 * PATH_MAX], *real, *r;
-	const char	*why;
-	int		 st;
+	char		 root[PATH_MAX + 8], p[2 * PATH_MAX], *r;
+	const char	*why = NULL;
+	struct cgi_prog	 pr;
+	struct stat	 st;
+	int		 rootfd, status;
 
 	snprintf(root, sizeof(root), "%s/root", dir);
-	ck_assert_ptr_nonnull(r = realpath(root, NULL));
-	snprintf(p, sizeof(p), "%s/%s", root, name);
-	st = cgi_resolve(r, strlen(r), p, &real, &why);
-	if (st == 0)
-		ck_assert_ptr_nonnull(real);
+	ck_assert_ptr_nonnull(r = realpath(whole ? "/" : root, NULL));
+	if (whole)
+		r[0] = '\0';
+	ck_assert_int_ge(rootfd = open(whole ? "/" : r, O_PATH |
+	    O_DIRECTORY), 0);
+	if (name[0] == '/')
+		snprintf(p, sizeof(p), "%s", name);
 	else
+		snprintf(p, sizeof(p), "%s/%s", root, name);
+	status = cgi_open(rootfd, r, strlen(r), p, &pr, &why);
+	if (status == 0) {
+		ck_assert_ptr_nonnull(pr.pr_real);
+		ck_assert_int_eq(strncmp(pr.pr_real, r, strlen(r)), 0);
+		ck_assert_int_eq(fstat(pr.pr_fd, &st), 0);
+		ck_assert(S_ISREG(st.st_mode));
+		ck_assert_int_eq(fcntl(pr.pr_fd, F_GETFL) & O_ACCMODE,
+		    O_RDONLY);
+		ck_assert(fcntl(pr.pr_fd, F_GETFD) & FD_CLOEXEC);
+		ck_assert_int_eq(fstat(pr.pr_dir, &st), 0);
+		ck_assert(S_ISDIR(st.st_mode));
+		cgi_prog_close(&pr);
+		ck_assert_int_eq(pr.pr_fd, -1);
+		ck_assert_ptr_null(pr.pr_real);
+	} else {
 		ck_assert_ptr_nonnull(why);
-	free(real);
+		ck_assert_int_eq(pr.pr_fd, -1);
+		ck_assert_int_eq(pr.pr_dir, -1);
+		ck_assert_ptr_null(pr.pr_real);
+	}
+	close(rootfd);
 	free(r);
-	return st;
+	return status;
 }
 
-START_TEST(resolve_paths)
+START_TEST(open_paths)
 {
-	const char	*why;
-	char		*real;
-
-	ck_assert_int_eq(resolve("run.sh"), 0);
-	ck_assert_int_eq(resolve("sub/../run.sh"), 0);
-	ck_assert_int_eq(resolve("noexec.sh"), 403);
-	ck_assert_int_eq(resolve("sub"), 403);
-	ck_assert_int_eq(resolve("link"), 403);
-	ck_assert_int_eq(resolve("../out.sh"), 403);
-	ck_assert_int_eq(resolve("nosuch.sh"), 404);
-	ck_assert_int_eq(resolve("run.sh/extra"), 404);
-	ck_assert_int_eq(cgi_resolve("", 0, "relative/x", &real, &why), 404);
+	ck_assert_int_eq(open_under("run.sh", 0), 0);
+	ck_assert_int_eq(open_under("sub/../run.sh", 0), 0);
+	ck_assert_int_eq(open_under("sub/deep.sh", 0), 0);
+	ck_assert_int_eq(open_under("inlink", 0), 0);
+	ck_assert_int_eq(open_under("noexec.sh", 0), 403);
+	ck_assert_int_eq(open_under("sub", 0), 403);
+	ck_assert_int_eq(open_under(".", 0), 403);
+	ck_assert_int_eq(open_under("link", 0), 403);
+	ck_assert_int_eq(open_under("../out.sh", 0), 403);
+	ck_assert_int_eq(open_under("nosuch.sh", 0), 404);
+	ck_assert_int_eq(open_under("run.sh/extra", 0), 404);
+	ck_assert_int_eq(open_under("relative/x", 0), 404);
 	/* Root "/" (length 0) takes any absolute path. */
-	ck_assert_int_eq(cgi_resolve("", 0, "/bin/sh", &real, &why), 0);
-	free(real);
+	ck_assert_int_eq(open_under("/bin/sh", 1), 0);
+	ck_assert_int_eq(open_under("/", 1), 403);
 }
 END_TEST
 
@@ -639,7 +678,7 @@ cgi_suite(void)
 	suite_add_case(s, "redirect", NULL, NULL, 0, redirect_path_resolved,
 	    redirect_path_refused, NULL);
 	suite_add_case(s, "paths", tree_setup, tree_teardown, 0,
-	    resolve_paths, NULL);
+	    open_paths, NULL);
 	return s;
 }
 

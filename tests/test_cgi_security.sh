@@ -6,7 +6,10 @@
 # redirect ("Location: /path" echoed from the query) is resolved like a
 # request (dot segments, escaped or not, and escaped '/' never leave the
 # document root), runs only inside the CGI root, and passes no arguments;
-# a parameter the gateway decides on, given twice, is refused.
+# a program is checked when it runs and run from what was checked (a
+# file swapped for a symlink out of the root while its request waits in
+# the queue is refused); a parameter the gateway decides on, given twice,
+# is refused.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"
@@ -56,7 +59,7 @@ RAW_NO=0
 # response in $T/raw.N (RESP), its Status in CODE (200 when it has none
 # but a Content-Type), its body in BODY.
 raw() {
-	RESP=$T/raw.$((++RAW_NO))
+	RESP=$T/raw.$((++RAW_NO)).$BASHPID
 	timeout 20 perl -e "$FCGI_RAW_PL" "$CGI_ADDR" "$@" >"$RESP" 2>"$RESP.err"
 	CODE=$(sed -n '1,/^\r*$/{s/^Status: *\([0-9]*\).*/\1/Ip}' "$RESP" | head -n 1)
 	[ -z "$CODE" ] && grep -qi '^Content-Type:' "$RESP" && CODE=200
@@ -170,6 +173,66 @@ else
 fi
 CGI_EVFCGID_FLAGS=()
 stop_cgi_backend
+
+# --- 5. Checked and run as one. ----------------------------------------
+# With the one slot held, a request for swap.sh (a program inside the
+# root) waits in the queue; meanwhile swap.sh becomes a symlink to a
+# program outside the root; then the slot is freed.  What runs is what
+# is checked when it runs: refused, and the outside program never runs.
+mkdir -p "$T/elsewhere" "$T/hold"
+printf '#!/bin/sh\n: >"%s"\nprintf "Content-Type: text/plain\\r\\n\\r\\noutside ran\\n"\n' \
+	"$T/elsewhere/ran" >"$T/elsewhere/evil.sh"
+chmod 755 "$T/elsewhere/evil.sh"
+cp -p "$CGIBIN/hello.sh" "$CGIBIN/swap.sh"
+CGI_EVFCGID_FLAGS=(--cgi-max 1)
+if start_evfcgid_cgi "$CGIBIN"; then
+	(get hold.sh "$T/hold"; cp "$RESP" "$T/hold.resp") &
+	holder=$!
+	wait_file "$T/hold/started" 10 || echo "# hold.sh did not start" >&2
+	(get swap.sh ""; cp "$RESP" "$T/swap.resp"; echo "$CODE" >"$T/swap.code") &
+	queued=$!
+	sleep 1
+	new_log_lines >/dev/null
+	ln -s "$T/elsewhere/evil.sh" "$CGIBIN/swap.sh.new" && mv -T "$CGIBIN/swap.sh.new" "$CGIBIN/swap.sh"
+	: >"$T/hold/go"
+	wait "$holder" "$queued"
+	lines=$(new_log_lines)
+	code=$(cat "$T/swap.code" 2>/dev/null)
+	check "swap while queued: hold.sh held the slot and answered" grep -q '^held' "$T/hold.resp"
+	check "swap while queued: swap.sh, now a symlink out of the root, refused ($code: $(sed '1,/^\r*$/d' "$T/swap.resp" | head -c 40))" \
+		eval '[ "$code" = 403 ] && ! grep -q "outside ran" "$T/swap.resp"'
+	check "swap while queued: the program outside the root never ran" test ! -e "$T/elsewhere/ran"
+	check "swap while queued: refused when its turn came, logged ($(echo "$lines" | grep swap.sh | head -n 1 | cut -c1-140))" \
+		eval 'echo "$lines" | grep -q "swap\.sh: refused: outside the CGI root"'
+else
+	not_ok "evfcgid --cgi --cgi-max 1 starts"
+fi
+CGI_EVFCGID_FLAGS=()
+stop_cgi_backend
+
+# The same race without a queue: swap.sh flips between the program and
+# the symlink out of the root as fast as rename() goes, while it is
+# asked for 300 times (the review's old code lost on the 5th).
+rm -f "$CGIBIN/swap.sh" "$T/elsewhere/ran"
+cp -p "$CGIBIN/hello.sh" "$T/swap.real"
+ln -s "$T/elsewhere/evil.sh" "$T/swap.link"
+start_evfcgid_cgi "$CGIBIN" || { not_ok "evfcgid --cgi starts"; finish; }
+bash -c 'while :; do cp -p "$1" "$2.f" && mv -T "$2.f" "$2"; ln -sfn "$3" "$2.l" && mv -T "$2.l" "$2"; done' \
+	flip "$T/swap.real" "$CGIBIN/swap.sh" "$T/elsewhere/evil.sh" &
+flipper=$!
+served=0 refused=0
+for i in $(seq 300); do
+	get swap.sh ""
+	case $CODE in 200) served=$((served + 1)) ;; 403|404) refused=$((refused + 1)) ;; esac
+	[ -e "$T/elsewhere/ran" ] && break
+done
+kill "$flipper"
+wait "$flipper" 2>/dev/null
+echo "# rename loop: $i requests, $served served by hello.sh, $refused refused"
+check "rename loop: the program outside the root never ran ($i requests, $served served, $refused refused)" \
+	test ! -e "$T/elsewhere/ran"
+stop_cgi_backend
+rm -f "$CGIBIN/swap.sh" "$CGIBIN"/swap.sh.?
 
 # --- 6. One value per parameter. ---------------------------------------
 # The first SCRIPT_FILENAME was checked and run, the last was in the
