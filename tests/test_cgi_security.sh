@@ -79,11 +79,13 @@ get() {
 		"SERVER_PORT=80" "$@"
 }
 
-# new_log_lines: the lines $CGI_LOG gained since the last call.
+# new_log_lines: the lines $CGI_LOG gained since the last call (all of
+# it, the first time for a new daemon's log).
 LOG_SEEN=0
 new_log_lines() {
 	local n
 	n=$(wc -l <"$CGI_LOG")
+	[ "$n" -lt "$LOG_SEEN" ] && LOG_SEEN=0	# another daemon's log
 	tail -n "+$((LOG_SEEN + 1))" "$CGI_LOG" | head -n "$((n - LOG_SEEN))"
 	LOG_SEEN=$n
 }
