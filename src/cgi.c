@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +25,10 @@
 #include "request.h"
 
 static void	cgi_handler(struct evfcgi_req *, void *);
+static struct cgi_param *cgi_params(struct evfcgi_req *, size_t *);
 static char	*cgi_script(struct evfcgi_req *);
 static struct cgi_job *job_new(struct cgi *, struct evfcgi_req *, char *,
-		    char *);
+		    struct cgi_prog *);
 static void	job_free(struct cgi_job *, int);
 static void	job_spawn(struct cgi_job *);
 static char	**job_env(struct cgi_job *);
@@ -53,6 +55,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 {
 	struct cgi	*cg;
 	const char	*root = cfg->c_root != NULL ? cfg->c_root : "/";
+	const char	*why;
 	struct stat	 st;
 
 	if ((cg = calloc(1, sizeof(*cg))) == NULL) {
@@ -64,10 +67,18 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	cg->cg_cfg = *cfg;
 	TAILQ_INIT(&cg->cg_children);
 	TAILQ_INIT(&cg->cg_queue);
+	why = NULL;
 	if ((cg->cg_root = realpath(root, NULL)) == NULL ||
-	    stat(cg->cg_root, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "--cgi-root %s: %s", root,
-		    cg->cg_root == NULL ? strerror(errno) : "not a directory");
+	    stat(cg->cg_root, &st) == -1)
+		why = strerror(errno);
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a directory";
+	/* Programs are opened beneath it. */
+	else if ((cg->cg_rootfd = open(cg->cg_root, O_PATH | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		why = strerror(errno);
+	if (why != NULL) {
+		snprintf(err, errlen, "--cgi-root %s: %s", root, why);
 		free(cg->cg_root);
 		free(cg);
 		return NULL;
@@ -78,6 +89,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	if (evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
 	    NULL, cgi_handler, cg) == -1) {
 		snprintf(err, errlen, "out of memory");
+		close(cg->cg_rootfd);
 		free(cg->cg_root);
 		free(cg);
 		return NULL;
@@ -107,6 +119,7 @@ cgi_free(struct cgi *cg)
 	}
 	if (cg->cg_sigchld != NULL)
 		event_free(cg->cg_sigchld);
+	close(cg->cg_rootfd);
 	free(cg->cg_root);
 	free(cg);
 }
@@ -132,16 +145,53 @@ cgi_script(struct evfcgi_req *req)
 	return s;
 }
 
+/* req's params in order (free() the array; n set), or NULL. */
+static struct cgi_param *
+cgi_params(struct evfcgi_req *req, size_t *n)
+{
+	struct cgi_param	*pv;
+	const char		*name, *value;
+	size_t			 i = 0;
+
+	*n = 0;
+	while (evfcgi_param_next(req, &i, &name, &value))
+		(*n)++;
+	if ((pv = calloc(*n + 1, sizeof(*pv))) == NULL)
+		return NULL;
+	i = *n = 0;
+	while (evfcgi_param_next(req, &i, &name, &value)) {
+		pv[*n].p_name = name;
+		pv[(*n)++].p_value = value;
+	}
+	return pv;
+}
+
 /* The route: every request runs a program. */
 static void
 cgi_handler(struct evfcgi_req *req, void *arg)
 {
-	struct cgi	*cg = arg;
-	struct cgi_job	*job;
-	const char	*why;
-	char		*argv0, *real, *name;
-	int		 status;
+	struct cgi		*cg = arg;
+	struct cgi_job		*job;
+	struct cgi_param	*pv;
+	struct cgi_prog		 prog;
+	const char		*why;
+	char			*argv0, *name;
+	size_t			 n;
+	int			 status;
 
+	if ((pv = cgi_params(req, &n)) == NULL) {
+		log_err("cgi: out of memory");
+		evfcgi_respond_error(req, 500, NULL);
+		return;
+	}
+	/* What is checked and what the program's environment says agree. */
+	why = cgi_param_dup(pv, n);
+	free(pv);
+	if (why != NULL) {
+		log_warn("cgi: refused (400): %s given more than once", why);
+		evfcgi_respond_error(req, 400, "a parameter given twice");
+		return;
+	}
 	if ((argv0 = cgi_script(req)) == NULL) {
 		log_warn("cgi: request for %s names no program (no "
 		    "SCRIPT_FILENAME, nor DOCUMENT_ROOT and SCRIPT_NAME)",
@@ -149,8 +199,8 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 		evfcgi_respond_error(req, 500, "no program named");
 		return;
 	}
-	if ((status = cgi_resolve(cg->cg_root, cg->cg_rootlen, argv0, &real,
-	    &why)) != 0) {
+	if ((status = cgi_open(cg->cg_rootfd, cg->cg_root, cg->cg_rootlen,
+	    argv0, &prog, &why)) != 0) {
 		name = cgi_safe_str(argv0);
 		log_warn("cgi %s: refused (%d): %s", name != NULL ? name :
 		    "?", status, why);
@@ -159,7 +209,7 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 		evfcgi_respond_error(req, status, NULL);
 		return;
 	}
-	if ((job = job_new(cg, req, argv0, real)) == NULL) {
+	if ((job = job_new(cg, req, argv0, &prog)) == NULL) {
 		log_err("cgi: out of memory");
 		evfcgi_respond_error(req, 500, NULL);
 		return;
@@ -173,9 +223,10 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 	cgi_job_start(job, 0);
 }
 
-/* A job for req running argv0 (resolved: real), both taken; or NULL. */
+/* A job for req running argv0 (opened: prog), both taken; or NULL. */
 static struct cgi_job *
-job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0, char *real)
+job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
+    struct cgi_prog *prog)
 {
 	struct cgi_job	*job;
 	struct timeval	 tv = { cg->cg_cfg.c_timeout, 0 };
@@ -195,13 +246,13 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0, char *real)
 			free(job);
 		}
 		free(argv0);
-		free(real);
+		cgi_prog_close(prog);
 		return NULL;
 	}
 	job->j_cg = cg;
 	job->j_req = req;
 	job->j_argv0 = argv0;
-	job->j_real = real;
+	job->j_prog = *prog;
 	job->j_in = job->j_out = -1;
 	if (cg->cg_cfg.c_timeout > 0) {
 		clock_gettime(CLOCK_MONOTONIC, &job->j_deadline);
@@ -276,7 +327,7 @@ job_free(struct cgi_job *job, int kill)
 	evbuffer_free(job->j_head);
 	evbuffer_free(job->j_tmp);
 	free(job->j_argv0);
-	free(job->j_real);
+	cgi_prog_close(&job->j_prog);
 	free(job->j_name);
 	free(job->j_overmem);
 	free(job);
@@ -355,6 +406,8 @@ cgi_job_start(struct cgi_job *job, int front)
 		cgi_job_fail(job, 503, why);
 		return;
 	}
+	/* Opened again when its turn comes: no descriptors while it waits. */
+	cgi_prog_close(&job->j_prog);
 	if (front)
 		TAILQ_INSERT_HEAD(&cg->cg_queue, job, j_entry);
 	else
@@ -368,19 +421,11 @@ static char **
 job_env(struct cgi_job *job)
 {
 	struct cgi_param	*pv;
-	const char		*name, *value;
 	char			**envp;
-	size_t			 i = 0, n = 0;
+	size_t			 n;
 
-	while (evfcgi_param_next(job->j_req, &i, &name, &value))
-		n++;
-	if ((pv = calloc(n + 1, sizeof(*pv))) == NULL)
+	if ((pv = cgi_params(job->j_req, &n)) == NULL)
 		return NULL;
-	i = n = 0;
-	while (evfcgi_param_next(job->j_req, &i, &name, &value)) {
-		pv[n].p_name = name;
-		pv[n++].p_value = value;
-	}
 	envp = cgi_env_build(pv, n, job->j_over, job->j_nover);
 	free(pv);
 	return envp;
@@ -392,6 +437,7 @@ job_spawn(struct cgi_job *job)
 {
 	struct cgi		*cg = job->j_cg;
 	struct cgi_proc		 p;
+	const char		*refused;
 	char			**envp, **argv, why[128];
 	int			 e;
 
@@ -399,17 +445,31 @@ job_spawn(struct cgi_job *job)
 		cgi_job_fail(job, 500, "cannot handle SIGCHLD");
 		return;
 	}
+	/* It waited: opened and checked again, as it is now. */
+	if (job->j_prog.pr_fd == -1 && (e = cgi_open(cg->cg_rootfd,
+	    cg->cg_root, cg->cg_rootlen, job->j_argv0, &job->j_prog,
+	    &refused)) != 0) {
+		snprintf(why, sizeof(why), "refused: %s", refused);
+		/* A local redirect's target that is refused: 500. */
+		cgi_job_fail(job, e == 403 && job->j_redirects > 0 ? 500 : e,
+		    why);
+		return;
+	}
 	if ((envp = job_env(job)) == NULL) {
 		cgi_job_fail(job, 500, "out of memory");
 		return;
 	}
-	if ((argv = cgi_argv_build(job->j_argv0, envp)) == NULL) {
+	/* A local redirect is a new request of the server's: no words. */
+	if ((argv = cgi_argv_build(job->j_argv0, envp, cg->cg_cfg.c_argv &&
+	    job->j_redirects == 0)) == NULL) {
 		free(envp);
 		cgi_job_fail(job, 500, "out of memory");
 		return;
 	}
-	if (cgi_spawn(job->j_real, argv, envp, &p) == -1) {
-		e = errno;
+	e = cgi_spawn(&job->j_prog, argv, envp, &p) == -1 ? errno : 0;
+	/* The child has its copies, or there is none. */
+	cgi_prog_close(&job->j_prog);
+	if (e != 0) {
 		snprintf(why, sizeof(why), "cannot start it: %s", strerror(e));
 		free(argv);
 		free(envp);

@@ -8,7 +8,7 @@
  *
  * The parts: cgi_header.c parses a program's header block (pure, over
  * bytes), cgi_env.c builds its environment (pure, one allocation),
- * cgi_spawn.c checks its path and starts it, cgi.c runs requests,
+ * cgi_spawn.c opens and checks it and starts it, cgi.c runs requests,
  * children, limits and reaping on the loop, cgi_io.c moves the bytes.
  */
 #ifndef CGI_H
@@ -34,6 +34,7 @@ struct cgi_config {
 	size_t		 c_hold;	/* output held until the body ends */
 	int		 c_grace;	/* s from SIGTERM to SIGKILL */
 	int		 c_stderr_rate;	/* stderr lines logged a second, each */
+	int		 c_argv;	/* an indexed query's words as argv */
 };
 
 /* Fills cfg with the defaults --help documents. */
@@ -116,6 +117,20 @@ int	cgi_header_read(const char *buf, size_t len, struct cgi_head *h,
 /* Whether f's name is name, case-insensitively. */
 int	cgi_field_is(const struct cgi_field *f, const char *name);
 
+/* --- Local redirects (cgi_redirect.c). --- */
+
+/*
+ * The path of a local redirect's Location (loc, len bytes, the path
+ * without its query), resolved as a server resolves a request's (RFC 3875
+ * 6.2.2): each segment %-decoded, then dot segments removed (RFC 3986
+ * 5.2.4).  Refused: a path not starting with '/', a bad escape, a
+ * segment that decodes to a '/', a NUL or another control character, and
+ * a ".." that would climb above "/".  Writes the path, NUL-ended, to out
+ * (len + 1 bytes are enough).  Returns its length, or -1 with *why.
+ */
+long	cgi_local_path(const char *loc, size_t len, char *out,
+	    const char **why);
+
 /* --- The environment (cgi_env.c). --- */
 
 struct cgi_param {
@@ -137,27 +152,56 @@ char	**cgi_env_build(const struct cgi_param *pv, size_t n,
 	    const struct cgi_param *over, size_t nover);
 
 /*
+ * The first name among pv (n params) that the gateway decides on and
+ * that comes more than once, or NULL: the CGI/1.1 meta-variables (RFC
+ * 3875 4.1) and DOCUMENT_ROOT, DOCUMENT_URI, REQUEST_URI and
+ * SCRIPT_FILENAME.  The gateway reads the first of a name, a program's
+ * environment would hold the last: such a request is refused (400).
+ */
+const char *cgi_param_dup(const struct cgi_param *pv, size_t n);
+
+/*
  * The command line (RFC 3875 4.4) for a program at argv0 whose
- * environment is envp: argv0 alone, unless the request is an indexed
- * query, a GET or HEAD whose QUERY_STRING is a search-string (words of
- * unreserved, escaped and reserved characters but "=", joined by single
- * '+'); then each word, %-decoded, follows.  A query that is not one,
- * or a word that decodes to a NUL, adds nothing.  One allocation the
+ * environment is envp: argv0 alone, unless indexed is set and the
+ * request is an indexed query, a GET or HEAD whose QUERY_STRING is a
+ * search-string (words of unreserved, escaped and reserved characters
+ * but "=", joined by single '+'); then each word, %-decoded, follows.
+ * A query that is not one, a word that decodes to a NUL, or a word that
+ * decodes to something starting with '-' (an option to the program: the
+ * php-cgi CVE-2012-1823 class) adds nothing at all.  One allocation the
  * caller free()s; NULL when out of memory.
  */
-char	**cgi_argv_build(const char *argv0, char *const envp[]);
+char	**cgi_argv_build(const char *argv0, char *const envp[], int indexed);
 
 /* --- Paths and processes (cgi_spawn.c). --- */
 
+/* A program opened for running: what was checked is what runs. */
+struct cgi_prog {
+	int	 pr_fd;		/* the file (read-only, else O_PATH); -1: none */
+	int	 pr_dir;	/* its directory (O_PATH): its working dir */
+	char	*pr_real;	/* its resolved path */
+};
+
 /*
- * Checks path: it must be absolute, resolve (realpath: symlinks, "..")
- * to a regular file inside root (rootlen bytes, resolved, no trailing
- * '/'; "" for all) that may be executed.  Returns 0 with *real the
- * resolved path (malloc'd), or the status to answer (403, 404, 500 when
- * out of memory) with *why.
+ * Opens the program at path for running.  path must be absolute and
+ * resolve (realpath: symlinks, "..") inside the root: root (rootlen
+ * bytes, resolved, no trailing '/'; "" for "/"), opened as rootfd.  Its
+ * directory, then the file in it, are opened beneath rootfd with no
+ * symbolic link on the way (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+ * without openat2, O_NOFOLLOW and the descriptor's /proc/self/fd link
+ * must be the resolved path), so that a file or directory swapped since
+ * cannot lead out; then checked on the descriptor: a regular file this
+ * process may execute.  Then opened read-only too where it may be read
+ * (the same file, or refused).  Returns 0 with pr filled (close-on-exec
+ * descriptors; cgi_prog_close() it),
+ * or the status to answer (403, 404; 500 when out of memory, 503 out of
+ * descriptors) with *why, pr holding nothing.
  */
-int	cgi_resolve(const char *root, size_t rootlen, const char *path,
-	    char **real, const char **why);
+int	cgi_open(int rootfd, const char *root, size_t rootlen,
+	    const char *path, struct cgi_prog *pr, const char **why);
+
+/* Closes what pr holds (none is fine); it then holds nothing. */
+void	cgi_prog_close(struct cgi_prog *pr);
 
 /* A started program: its pid (and process group) and the parent's ends. */
 struct cgi_proc {
@@ -168,15 +212,18 @@ struct cgi_proc {
 };
 
 /*
- * Starts the program at real (no shell) with the command line argv (NULL
- * ended), environment envp, in argv[0]'s directory, as the leader of a
- * process group of its own, signals at their defaults and none blocked,
- * only descriptors 0-2 open: pipes whose other ends (non-blocking,
- * close-on-exec) p gets.  A failure in the child after vfork is told on
- * its stderr, and it exits 127.  Returns 0, or -1 with errno (the pipes
- * or the vfork failed).
+ * Starts the program pr holds, from its descriptor (fexecve, no shell),
+ * with the command line argv (NULL ended), environment envp, in pr's
+ * directory, as the leader of a process group of its own, signals at
+ * their defaults and none blocked, only descriptors 0-2 open: pipes whose
+ * other ends (non-blocking, close-on-exec) p gets.  A "#!" script keeps
+ * its own file open as descriptor 3, which its interpreter reads as
+ * /dev/fd/3 (the kernel's way to run a script by descriptor).  A failure
+ * in the child after vfork is told on its stderr, and it exits 127.
+ * Returns 0, or -1 with errno (the pipes or the vfork failed).  pr is
+ * the caller's still.
  */
-int	cgi_spawn(const char *real, char *const argv[], char *const envp[],
-	    struct cgi_proc *p);
+int	cgi_spawn(const struct cgi_prog *pr, char *const argv[],
+	    char *const envp[], struct cgi_proc *p);
 
 #endif /* CGI_H */

@@ -21,6 +21,7 @@ struct env_ent {
 };
 
 static int	ent_cmp(const void *, const void *);
+static int	name_cmp(const void *, const void *);
 static int	name_ok(const char *);
 static const char *env_get(char *const[], const char *);
 static int	search_words(const char *, char *, char **);
@@ -106,6 +107,42 @@ cgi_env_build(const struct cgi_param *pv, size_t n,
 	return envp;
 }
 
+/* bsearch() of a name among names. */
+static int
+name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+const char *
+cgi_param_dup(const struct cgi_param *pv, size_t n)
+{
+	/* Sorted (bsearch): RFC 3875 4.1, and what the gateway reads. */
+	static const char *const names[] = {
+		"AUTH_TYPE", "CONTENT_LENGTH", "CONTENT_TYPE",
+		"DOCUMENT_ROOT", "DOCUMENT_URI", "GATEWAY_INTERFACE",
+		"PATH_INFO", "PATH_TRANSLATED", "QUERY_STRING", "REMOTE_ADDR",
+		"REMOTE_HOST", "REMOTE_IDENT", "REMOTE_USER", "REQUEST_METHOD",
+		"REQUEST_URI", "SCRIPT_FILENAME", "SCRIPT_NAME", "SERVER_NAME",
+		"SERVER_PORT", "SERVER_PROTOCOL", "SERVER_SOFTWARE"
+	};
+	const size_t		 nn = sizeof(names) / sizeof(names[0]);
+	const char *const	*hit;
+	uint32_t		 seen = 0, bit;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		if (pv[i].p_name == NULL || (hit = bsearch(pv[i].p_name, names,
+		    nn, sizeof(names[0]), name_cmp)) == NULL)
+			continue;
+		bit = (uint32_t)1 << (hit - names);
+		if (seen & bit)
+			return *hit;
+		seen |= bit;
+	}
+	return NULL;
+}
+
 /* The value of name in envp, or NULL. */
 static const char *
 env_get(char *const envp[], const char *name)
@@ -123,8 +160,8 @@ env_get(char *const envp[], const char *name)
  * search-word), a word one or more of unreserved, escaped or reserved
  * characters but "=" and "+".  Returns the number of words, each decoded
  * and NUL-ended into out (strlen(q) + 1 bytes are enough) and pointed to
- * by words[] (room for one more than q has '+'); 0 when q is not one or
- * a word holds %00.
+ * by words[] (room for one more than q has '+'); 0 when q is not one, a
+ * word holds %00 or a word starts with '-' once decoded.
  */
 static int
 search_words(const char *q, char *out, char **words)
@@ -141,7 +178,7 @@ search_words(const char *q, char *out, char **words)
 		/* Empty ("a++b", "+a", "a+"), or "=", a blank, a control. */
 		if (n == 0 || strspn(w, schar) != n)
 			return 0;
-		if ((d = req_pct_decode(out, w, n)) == -1)
+		if ((d = req_pct_decode(out, w, n)) == -1 || *out == '-')
 			return 0;
 		words[nw++] = out;
 		out += d + 1;
@@ -151,7 +188,7 @@ search_words(const char *q, char *out, char **words)
 }
 
 char **
-cgi_argv_build(const char *argv0, char *const envp[])
+cgi_argv_build(const char *argv0, char *const envp[], int indexed)
 {
 	const char	*method = env_get(envp, "REQUEST_METHOD");
 	const char	*q = env_get(envp, "QUERY_STRING");
@@ -161,7 +198,7 @@ cgi_argv_build(const char *argv0, char *const envp[])
 	int		 n = 0;
 
 	/* An indexed query: room for a word a '+' and one more. */
-	if (method != NULL && q != NULL && *q != '\0' &&
+	if (indexed && method != NULL && q != NULL && *q != '\0' &&
 	    (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)) {
 		qlen = strlen(q) + 1;
 		for (maxw = 1, c = q; (c = strchr(c, '+')) != NULL; c++)

@@ -31,6 +31,7 @@ struct cgi {
 	struct cgi_config	 cg_cfg;
 	char			*cg_root;	/* resolved; "" for "/" */
 	size_t			 cg_rootlen;
+	int			 cg_rootfd;	/* it, opened (O_PATH) */
 	struct event		*cg_sigchld;	/* from the first child on */
 	TAILQ_HEAD(, cgi_child)	 cg_children;
 	size_t			 cg_nchildren;	/* not reaped yet */
@@ -61,7 +62,7 @@ struct cgi_job {
 	struct evfcgi_req	*j_req;
 	struct cgi_child	*j_child;	/* running it, or NULL */
 	char			*j_argv0;	/* the program as named */
-	char			*j_real;	/* resolved: what runs */
+	struct cgi_prog		 j_prog;	/* opened, checked: what runs */
 	char			*j_name;	/* argv0 made safe to log */
 	struct cgi_param	 j_over[CGI_NOVER]; /* a local redirect's */
 	size_t			 j_nover;

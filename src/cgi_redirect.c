@@ -1,7 +1,10 @@
 /*
  * cgi_redirect.c: a local redirect (RFC 3875 6.2.2): a program answered
- * only "Location: /path?query"; the program that path names under
- * DOCUMENT_ROOT runs for the same request instead, as a GET.
+ * only "Location: /path?query"; the path is resolved as a server resolves
+ * a request's (decoded, dot segments removed, never above "/"), and the
+ * program it names under DOCUMENT_ROOT, which must be inside the CGI
+ * root, runs for the same request instead, as a GET with no arguments.
+ * What would leave the root is refused with a 500.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -20,11 +23,67 @@
 static int	redirect_params(struct cgi_job *, const char *, size_t,
 		    const char **);
 
+long
+cgi_local_path(const char *loc, size_t len, char *out, const char **why)
+{
+	const char	*seg, *slash, *end = loc + len;
+	size_t		 o = 0, n;
+	long		 d, k;
+	unsigned char	 c;
+	int		 dot = 0;
+
+	if (len == 0 || loc[0] != '/') {
+		*why = "not an absolute path";
+		return -1;
+	}
+	/* out holds "/seg" after "/seg": never longer than what was read. */
+	for (seg = loc + 1;; seg = slash + 1) {
+		slash = memchr(seg, '/', (size_t)(end - seg));
+		n = (size_t)((slash != NULL ? slash : end) - seg);
+		if ((d = req_pct_decode(out + o + 1, seg, n)) == -1) {
+			*why = "a bad escape or a %00 in its path";
+			return -1;
+		}
+		for (k = 0; k < d; k++) {
+			c = (unsigned char)out[o + 1 + k];
+			if (c == '/') {
+				*why = "an escaped '/' in a segment of its path";
+				return -1;
+			}
+			if (c < 0x20 || c == 0x7f) {
+				*why = "a control character in its path";
+				return -1;
+			}
+		}
+		dot = (d == 1 || d == 2) && out[o + 1] == '.' &&
+		    out[o + d] == '.';
+		if (dot && d == 2) {
+			if (o == 0) {
+				*why = "its path climbs above the root";
+				return -1;
+			}
+			while (out[--o] != '/')
+				;
+		} else if (!dot) {
+			out[o] = '/';
+			o += 1 + (size_t)d;
+		}
+		if (slash == NULL)
+			break;
+	}
+	/* "/a/." and "/a/b/.." name the directory "/a/". */
+	if (o == 0 || dot)
+		out[o++] = '/';
+	out[o] = '\0';
+	return (long)o;
+}
+
 /*
  * The overrides of a local redirect to loc (len bytes: path and query):
- * the program is the longest leading part of the path that is a file
- * under DOCUMENT_ROOT (SCRIPT_NAME), the rest is PATH_INFO; method GET,
- * no body.  Returns 0, or the status to answer with *why.
+ * the path resolved (cgi_local_path), the program is the longest leading
+ * part of it that is a file under DOCUMENT_ROOT (SCRIPT_NAME), the rest
+ * is PATH_INFO; method GET, no body.  Returns 0, or the status to answer
+ * (500 for a path refused, 404 for no program on it) with *why.
  */
 static int
 redirect_params(struct cgi_job *job, const char *loc, size_t len,
@@ -54,10 +113,8 @@ redirect_params(struct cgi_job *job, const char *loc, size_t len,
 	uri = file + rl + plen + 1;
 	query = uri + len + 1;
 	sname = query + len + 1;
-	if ((dl = req_pct_decode(path, loc, plen)) == -1) {
-		*why = "a malformed escape in its path";
-		return 404;
-	}
+	if ((dl = cgi_local_path(loc, plen, path, why)) == -1)
+		return 500;
 	memcpy(uri, loc, len);
 	uri[len] = '\0';
 	if (q != NULL)
@@ -101,8 +158,10 @@ void
 cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
 {
 	struct cgi	*cg = job->j_cg;
+	struct cgi_prog	 prog;
 	const char	*why;
-	char		*real, *argv0, *name, msg[160];
+	char		*argv0, *name, msg[256], to[104];
+	size_t		 i;
 	int		 status;
 
 	if (++job->j_redirects > CGI_MAX_REDIRECTS) {
@@ -110,6 +169,12 @@ cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
 		return;
 	}
 	/* loc points into the header block: copied before it goes. */
+	for (i = 0; i < len && i < sizeof(to) - 4; i++)
+		to[i] = (unsigned char)loc[i] < 0x20 || loc[i] == 0x7f ? '?' :
+		    loc[i];
+	to[i] = '\0';
+	if (i < len)
+		strcpy(to + i, "...");
 	status = redirect_params(job, loc, len, &why);
 	/* The first program's part is over; it finishes on its own. */
 	cgi_io_close(job);
@@ -121,28 +186,31 @@ cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
 	job->j_discard = 1;
 	if (job->j_body != NULL)
 		evbuffer_drain(job->j_body, evbuffer_get_length(job->j_body));
+	/* Refused (not missing): the path would leave the CGI root. */
 	if (status == 0 &&
-	    (status = cgi_resolve(cg->cg_root, cg->cg_rootlen,
-	    job->j_over[0].p_value, &real, &why)) == 0) {
+	    (status = cgi_open(cg->cg_rootfd, cg->cg_root, cg->cg_rootlen,
+	    job->j_over[0].p_value, &prog, &why)) == 403)
+		status = 500;
+	if (status == 0) {
 		argv0 = strdup(job->j_over[0].p_value);
 		name = cgi_safe_str(job->j_over[0].p_value);
 		if (argv0 == NULL || name == NULL) {
 			free(argv0);
 			free(name);
-			free(real);
+			cgi_prog_close(&prog);
 			cgi_job_fail(job, 500, "out of memory");
 			return;
 		}
-		free(job->j_real);
+		cgi_prog_close(&job->j_prog);
 		free(job->j_argv0);
 		free(job->j_name);
-		job->j_real = real;
+		job->j_prog = prog;
 		job->j_argv0 = argv0;
 		job->j_name = name;
 		log_debug("cgi %s: local redirect", name);
 		cgi_job_start(job, 1);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "local redirect: %s", why);
+	snprintf(msg, sizeof(msg), "local redirect to %s: %s", to, why);
 	cgi_job_fail(job, status, msg);
 }

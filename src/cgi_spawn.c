@@ -1,8 +1,10 @@
 /*
  * cgi_spawn.c: which file a request may run (inside the root, a regular
- * executable file), and starting it: vfork, then in the child only what
- * async-signal-safe calls can do before execve() (the daemon is one
- * thread, so nothing is held locked).  No shell in between.
+ * executable file), opened once and checked on its descriptor, and
+ * starting it from that descriptor: vfork, then in the child only what
+ * async-signal-safe calls can do before fexecve() (the daemon is one
+ * thread, so nothing is held locked).  No shell in between, and no path
+ * looked up again between the check and the run.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -12,64 +14,220 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
+
 #include "cgi.h"
 
+static int	open_beneath(int, const char *, int, const char *);
+static int	may_exec(int, const struct stat *);
+static int	prog_readable(struct cgi_prog *, const char *,
+		    const struct stat *, const char **);
+static int	open_status(int, const char **);
 static void	child_say(const char *, const char *, int);
 static int	child_fd_high(int);
 static void	child_close_from(int);
-static void	child_run(const char *, char *const[], char *const[], int[3])
-		    __attribute__((noreturn));
+static void	child_run(const struct cgi_prog *, char *const[],
+		    char *const[], int[3]) __attribute__((noreturn));
 static void	close_pair(int[2]);
 
+/*
+ * Opens rel (relative, "." for dirfd itself) beneath dirfd with flags
+ * (O_PATH and the like; close-on-exec added), no symbolic link followed
+ * on the way.  want is the absolute path rel must turn out to be, checked
+ * on the descriptor where openat2 is missing.  Returns the descriptor, or
+ * -1 with errno (ELOOP, EXDEV: a link or a way out).
+ */
+static int
+open_beneath(int dirfd, const char *rel, int flags, const char *want)
+{
+	char		 link[32], got[PATH_MAX];
+	ssize_t		 n;
+	int		 fd;
+#ifdef SYS_openat2
+	struct open_how	 how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (unsigned)(flags | O_CLOEXEC);
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+	    RESOLVE_NO_MAGICLINKS;
+	if ((fd = (int)syscall(SYS_openat2, dirfd, rel, &how,
+	    sizeof(how))) >= 0 || errno != ENOSYS)
+		return fd;
+#endif
+	/* An older kernel: where the descriptor landed is checked. */
+	if ((fd = openat(dirfd, rel, flags | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, got, sizeof(got) - 1)) == -1 ||
+	    (got[n] = '\0', strcmp(got, want) != 0)) {
+		close(fd);
+		errno = EXDEV;
+		return -1;
+	}
+	return fd;
+}
+
+/* Whether this process (its effective ids) may execute fd's file, st. */
+static int
+may_exec(int fd, const struct stat *st)
+{
+#ifdef SYS_faccessat2
+	if (syscall(SYS_faccessat2, fd, "", X_OK, AT_EMPTY_PATH |
+	    AT_EACCESS) == 0)
+		return 1;
+	if (errno != ENOSYS && errno != EINVAL)
+		return 0;
+#else
+	(void)fd;
+#endif
+	/* Without faccessat2: the mode bits (no ACLs; execve has them). */
+	if (geteuid() == 0)
+		return (st->st_mode & 0111) != 0;
+	if (st->st_uid == geteuid())
+		return (st->st_mode & S_IXUSR) != 0;
+	if (st->st_gid == getegid())
+		return (st->st_mode & S_IXGRP) != 0;
+	return (st->st_mode & S_IXOTH) != 0;
+}
+
+/* The status (and *why) for errno e from opening a program. */
+static int
+open_status(int e, const char **why)
+{
+	switch (e) {
+	case ENOENT:
+	case ENOTDIR:
+		*why = "no such file";
+		return 404;
+	case ENOMEM:
+		*why = "out of memory";
+		return 500;
+	case EMFILE:
+	case ENFILE:
+		*why = "out of descriptors";
+		return 503;
+	case EACCES:
+		*why = "a directory on its way cannot be searched";
+		return 403;
+	case ELOOP:
+	case EXDEV:
+		*why = "a symbolic link on its way, or a way out of the CGI "
+		    "root, since it was resolved";
+		return 403;
+	default:
+		*why = "cannot be opened";
+		return 403;
+	}
+}
+
 int
-cgi_resolve(const char *root, size_t rootlen, const char *path, char **real,
-    const char **why)
+cgi_open(int rootfd, const char *root, size_t rootlen, const char *path,
+    struct cgi_prog *pr, const char **why)
 {
 	struct stat	 st;
-	char		*r;
+	char		*r, *slash;
+	const char	*rel;
+	int		 e;
 
-	*real = NULL;
+	pr->pr_fd = pr->pr_dir = -1;
+	pr->pr_real = NULL;
 	if (path == NULL || path[0] != '/') {
 		*why = "not an absolute path";
 		return 404;
 	}
-	if ((r = realpath(path, NULL)) == NULL) {
-		if (errno == ENOMEM) {
-			*why = "out of memory";
-			return 500;
-		}
-		*why = errno == EACCES ? "a directory on its way cannot be "
-		    "searched" : "no such file";
-		return errno == EACCES ? 403 : 404;
-	}
+	if ((r = realpath(path, NULL)) == NULL)
+		return open_status(errno, why);
 	if (strncmp(r, root, rootlen) != 0 || (r[rootlen] != '/' &&
 	    !(rootlen == 0 && r[0] == '/'))) {
 		*why = "outside the CGI root";
 		free(r);
 		return 403;
 	}
-	if (stat(r, &st) == -1) {
-		*why = "no such file";
+	if (r[rootlen + 1] == '\0') {
+		*why = "a directory";
 		free(r);
-		return 404;
+		return 403;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	pr->pr_real = r;
+	/* Its directory beneath the root, then the file in it. */
+	rel = r + rootlen + 1;
+	slash = strrchr(r, '/');
+	if (slash == r + rootlen)
+		pr->pr_dir = open_beneath(rootfd, ".", O_PATH | O_DIRECTORY,
+		    rootlen > 0 ? root : "/");
+	else {
+		*slash = '\0';
+		pr->pr_dir = open_beneath(rootfd, rel, O_PATH | O_DIRECTORY,
+		    r);
+		*slash = '/';
+	}
+	if (pr->pr_dir == -1 || (pr->pr_fd = open_beneath(pr->pr_dir,
+	    slash + 1, O_PATH, r)) == -1 || fstat(pr->pr_fd, &st) == -1) {
+		e = errno;
+		cgi_prog_close(pr);
+		return open_status(e, why);
+	}
+	if (!S_ISREG(st.st_mode) || !may_exec(pr->pr_fd, &st)) {
 		*why = S_ISDIR(st.st_mode) ? "a directory" :
-		    "not a regular file";
-		free(r);
+		    !S_ISREG(st.st_mode) ? "not a regular file" :
+		    "not executable";
+		cgi_prog_close(pr);
 		return 403;
 	}
-	if (access(r, X_OK) == -1) {
-		*why = "not executable";
-		free(r);
+	return prog_readable(pr, slash + 1, &st, why);
+}
+
+/*
+ * The O_PATH descriptor of pr (name in its directory, st) made a
+ * readable one of the same file where it may be read: the interpreter
+ * of a "#!" script reads it as /dev/fd/3, and perl reads that descriptor
+ * itself.  A file that may only be executed keeps O_PATH.  Returns 0, or
+ * the status with *why (pr closed): the name is another file now.
+ */
+static int
+prog_readable(struct cgi_prog *pr, const char *name, const struct stat *st,
+    const char **why)
+{
+	struct stat	 rst;
+	int		 fd, e;
+
+	/* O_NONBLOCK: a FIFO swapped in meanwhile must not block us. */
+	if ((fd = open_beneath(pr->pr_dir, name, O_RDONLY | O_NONBLOCK |
+	    O_NOCTTY, pr->pr_real)) == -1) {
+		if ((e = errno) == EACCES)
+			return 0;
+		cgi_prog_close(pr);
+		return open_status(e, why);
+	}
+	if (fstat(fd, &rst) == -1 || rst.st_dev != st->st_dev ||
+	    rst.st_ino != st->st_ino) {
+		close(fd);
+		cgi_prog_close(pr);
+		*why = "another file since it was opened";
 		return 403;
 	}
-	*real = r;
+	close(pr->pr_fd);
+	pr->pr_fd = fd;
 	return 0;
+}
+
+void
+cgi_prog_close(struct cgi_prog *pr)
+{
+	if (pr->pr_fd >= 0)
+		close(pr->pr_fd);
+	if (pr->pr_dir >= 0)
+		close(pr->pr_dir);
+	free(pr->pr_real);
+	pr->pr_fd = pr->pr_dir = -1;
+	pr->pr_real = NULL;
 }
 
 /* Child side: "evfcgid: cgi: WHAT ARG: strerror(err)" on fd 2. */
@@ -115,16 +273,15 @@ child_close_from(int fd)
 
 /*
  * Child side: fds (its stdin, stdout, stderr ends) become 0, 1, 2, the
- * rest closed; then the program.  Never returns.
+ * rest closed but the program's file as 3; into its directory, then the
+ * program from its descriptor.  Never returns.
  */
 static void
-child_run(const char *real, char *const argv[], char *const envp[], int fds[3])
+child_run(const struct cgi_prog *pr, char *const argv[], char *const envp[],
+    int fds[3])
 {
-	const char	*argv0 = argv[0];
-	char		 dir[PATH_MAX];
-	char		*slash;
 	sigset_t	 none;
-	int		 i;
+	int		 i, prog, dir;
 
 	/* Signals were blocked across fork: defaults first, then unblock. */
 	for (i = 1; i < NSIG; i++)
@@ -136,26 +293,27 @@ child_run(const char *real, char *const argv[], char *const envp[], int fds[3])
 	for (i = 0; i < 3; i++)
 		if ((fds[i] = child_fd_high(fds[i])) == -1)
 			_exit(127);
+	if ((prog = child_fd_high(pr->pr_fd)) == -1 ||
+	    (dir = child_fd_high(pr->pr_dir)) == -1)
+		_exit(127);
 	for (i = 0; i < 3; i++)
 		if (dup2(fds[i], i) == -1)
 			_exit(127);
-	child_close_from(3);
-	if (strlen(argv0) >= sizeof(dir)) {
-		child_say("chdir", argv0, ENAMETOOLONG);
+	if (fchdir(dir) == -1) {
+		child_say("chdir", pr->pr_real, errno);
 		_exit(127);
 	}
-	memcpy(dir, argv0, strlen(argv0) + 1);
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash != NULL)
-		*slash = '\0';
-	if (chdir(dir) == -1) {
-		child_say("chdir", dir, errno);
+	if (prog != 3 && dup3(prog, 3, O_CLOEXEC) == -1)
 		_exit(127);
-	}
-	execve(real, argv, envp);
-	child_say("execve", real, errno);
+	child_close_from(4);
+	(void)fexecve(3, argv, envp);
+	/*
+	 * ENOENT: a "#!" script, whose interpreter is to read /dev/fd/3,
+	 * which close-on-exec would have closed: it stays open for it.
+	 */
+	if (errno == ENOENT && fcntl(3, F_SETFD, 0) == 0)
+		(void)fexecve(3, argv, envp);
+	child_say("exec", pr->pr_real, errno);
 	_exit(127);
 }
 
@@ -171,7 +329,7 @@ close_pair(int p[2])
 }
 
 int
-cgi_spawn(const char *real, char *const argv[], char *const envp[],
+cgi_spawn(const struct cgi_prog *pr, char *const argv[], char *const envp[],
     struct cgi_proc *p)
 {
 	int		 in[2] = { -1, -1 }, out[2] = { -1, -1 };
@@ -201,7 +359,7 @@ cgi_spawn(const char *real, char *const argv[], char *const envp[],
 		fds[0] = in[0];
 		fds[1] = out[1];
 		fds[2] = err[1];
-		child_run(real, argv, envp, fds);
+		child_run(pr, argv, envp, fds);
 	}
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);

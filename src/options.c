@@ -88,6 +88,7 @@ static const struct opt opts[] = {
 	{ "cgi-hold", 0, K_SIZE, CFG(cgi.c_hold), 65536, SIZE_MAX / 2 },
 	{ "cgi-kill-grace", 0, K_INT, CFG(cgi.c_grace), 1, 3600 },
 	{ "cgi-stderr-rate", 0, K_INT, CFG(cgi.c_stderr_rate), 0, 1000000 },
+	{ "cgi-argv", 0, K_ON, CFG(cgi.c_argv), 0, 0 },
 	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
 	{ "event-backend", 0, K_BACKEND, CFG(backend), 0, 0 },
 	{ "user", 0, K_STR, CFG(user), 0, 0 },
@@ -258,6 +259,9 @@ usage_cgi(FILE *f)
 "                            begun); beyond, the program waits (%zu)\n"
 "      --cgi-stderr-rate N   stderr lines logged a second per program; the\n"
 "                            rest counted (%d)\n"
+"      --cgi-argv            an indexed query (RFC 3875 4.4: no '=') gives\n"
+"                            the program its words as arguments, none that\n"
+"                            starts with '-' (off: no arguments ever)\n"
 "\n",
 	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_grace, cg.c_max_header,
 	    cg.c_hold, cg.c_stderr_rate);
@@ -620,6 +624,11 @@ check_all(struct config *cfg)
 		fprintf(stderr, "evfcgid: --cgi needs --cgi-root DIR, the "
 		    "directory its programs must be in (no default: / would "
 		    "let a peer run any program)\n");
+		return 2;
+	}
+	if (!cfg->cgi_on && cfg->cgi.c_argv) {
+		fprintf(stderr, "evfcgid: %s needs --cgi\n",
+		    options_who("cgi-argv"));
 		return 2;
 	}
 	if (!cfg->cgi_on && cfg->cgi.c_root != NULL) {

@@ -159,7 +159,9 @@ start_fcgiwrap() {
 
 # start_evfcgid_cgi ROOT [tcp|unix]: evfcgid --cgi --cgi-root ROOT on a
 # fresh address, with the time limit CGI_TIMEOUT_OPT CGI_TIMEOUT when its
-# --help lists that option; sets CGI_ADDR, CGI_PID and CGI_LOG.
+# --help lists that option, and the flags in the array CGI_EVFCGID_FLAGS;
+# sets CGI_ADDR, CGI_PID and CGI_LOG.
+CGI_EVFCGID_FLAGS=()
 start_evfcgid_cgi() {
 	local root=$1 kind=${2:-tcp}
 	local -a limit=()
@@ -168,7 +170,7 @@ start_evfcgid_cgi() {
 	cgi_addr "$kind"
 	CGI_LOG=$T/evfcgid-cgi.$CGI_NO.log
 	cgi_spawn_group "$CGI_LOG" "$CGI_EVFCGID" --cgi --cgi-root "$root" "${limit[@]}" \
-		--listen "$CGI_ADDR" --allow 127.0.0.1 || return 1
+		"${CGI_EVFCGID_FLAGS[@]}" --listen "$CGI_ADDR" --allow 127.0.0.1 || return 1
 	wait_port "$CGI_ADDR"
 }
 

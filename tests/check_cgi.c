@@ -3,11 +3,13 @@
  * (every truncated prefix of a block needs more, never misreads; LF and
  * CRLF; the response kinds of RFC 3875 6.2; what is malformed) and the
  * environment builder (params through, overrides, defaults, nothing of
- * the caller's own environment); and the path check on real files.
+ * the caller's own environment), the command line, a local redirect's
+ * path (dot segments, escapes); and the path check on real files.
  */
 #include <sys/stat.h>
 
 #include <check.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,9 +329,47 @@ START_TEST(env_bad_names_dropped)
 }
 END_TEST
 
-/* argv of a GET (or method) with QUERY_STRING q; n set to its length. */
+START_TEST(env_duplicates_found)
+{
+	static const char *const used[] = {
+		"SCRIPT_FILENAME", "SCRIPT_NAME", "REQUEST_METHOD",
+		"CONTENT_LENGTH", "DOCUMENT_ROOT", "PATH_INFO", "QUERY_STRING",
+		"REQUEST_URI", "AUTH_TYPE", "SERVER_SOFTWARE", "REMOTE_USER"
+	};
+	struct cgi_param pv[] = {
+		{ "SCRIPT_FILENAME", "/srv/a" }, { "HTTP_COOKIE", "a=1" },
+		{ "REQUEST_METHOD", "GET" }, { "HTTP_COOKIE", "b=2" },
+		{ "script_filename", "/x" }, { "X", "1" }, { "X", "2" },
+		{ NULL, NULL }
+	};
+	const size_t	 n = sizeof(pv) / sizeof(pv[0]) - 1;
+	size_t		 i;
+	const char	*d;
+
+	/* Names nobody decides on may repeat (nginx 1.22: a header twice). */
+	ck_assert_ptr_null(cgi_param_dup(pv, n));
+	ck_assert_ptr_null(cgi_param_dup(pv, 0));
+	for (i = 0; i < sizeof(used) / sizeof(used[0]); i++) {
+		pv[n].p_name = used[i];
+		pv[n].p_value = "again";
+		/* The same name after another one, or right after. */
+		pv[5].p_name = used[i];
+		d = cgi_param_dup(pv, n + 1);
+		ck_assert_msg(d != NULL && strcmp(d, used[i]) == 0,
+		    "%s twice: %s", used[i], d != NULL ? d : "not found");
+		pv[5].p_name = "X";
+	}
+	pv[n].p_name = "REQUEST_METHOD";
+	ck_assert_str_eq(cgi_param_dup(pv, n + 1), "REQUEST_METHOD");
+}
+END_TEST
+
+/*
+ * argv of a GET (or method) with QUERY_STRING q, indexed queries taken
+ * (--cgi-argv) or not; n set to its length.
+ */
 static char **
-argv_of(const char *method, const char *q, size_t *n)
+argv_flag(const char *method, const char *q, int indexed, size_t *n)
 {
 	char	 m[64], qs[512];
 	char	*envp[] = { m, qs, "PATH=/bin", NULL };
@@ -337,12 +377,19 @@ argv_of(const char *method, const char *q, size_t *n)
 
 	snprintf(m, sizeof(m), "REQUEST_METHOD=%s", method);
 	snprintf(qs, sizeof(qs), "QUERY_STRING=%s", q);
-	argv = cgi_argv_build("/srv/cgi-bin/x.sh", envp);
+	argv = cgi_argv_build("/srv/cgi-bin/x.sh", envp, indexed);
 	ck_assert_ptr_nonnull(argv);
 	ck_assert_str_eq(argv[0], "/srv/cgi-bin/x.sh");
 	for (*n = 0; argv[*n] != NULL; (*n)++)
 		;
 	return argv;
+}
+
+/* argv_flag() with --cgi-argv. */
+static char **
+argv_of(const char *method, const char *q, size_t *n)
+{
+	return argv_flag(method, q, 1, n);
 }
 
 START_TEST(argv_indexed_query)
@@ -375,7 +422,10 @@ START_TEST(argv_not_indexed)
 {
 	static const char *const q[] = {
 		"a=1", "x+y=z", "", "a++b", "+a", "a+", "+", "a%00b", "a%2",
-		"a%zz", "a b", "a\"b", "a<b", "a\tb"
+		"a%zz", "a b", "a\"b", "a<b", "a\tb",
+		/* Options to the program (php-cgi's CVE-2012-1823, cgit). */
+		"-s", "--help", "%2ds", "%2D%2Dscan-tree%3D/etc", "a+-d+x",
+		"a+--scan-tree%3D/tmp", "-"
 	};
 	char	**argv, *noenv[] = { NULL };
 	size_t	 i, n;
@@ -388,17 +438,116 @@ START_TEST(argv_not_indexed)
 	argv = argv_of("POST", "words", &n);
 	ck_assert_uint_eq(n, 1);
 	free(argv);
-	argv = cgi_argv_build("/x", noenv);
+	argv = cgi_argv_build("/x", noenv, 1);
 	ck_assert_ptr_nonnull(argv);
 	ck_assert_str_eq(argv[0], "/x");
 	ck_assert_ptr_null(argv[1]);
 	free(argv);
+	/* A '-' inside a word is no option. */
+	argv = argv_of("GET", "a-b+c-", &n);
+	ck_assert_uint_eq(n, 3);
+	free(argv);
+}
+END_TEST
+
+/* Without --cgi-argv, no query gives arguments. */
+START_TEST(argv_off_by_default)
+{
+	static const char *const q[] = { "git+log", "one", "a%3Db", "-s" };
+	char	**argv;
+	size_t	 i, n;
+
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		argv = argv_flag("GET", q[i], 0, &n);
+		ck_assert_msg(n == 1, "query '%s': %zu words", q[i], n);
+		free(argv);
+	}
+}
+END_TEST
+
+/*
+ * cgi_local_path() of loc into exactly strlen(loc) + 1 bytes (ASan sees
+ * a write past them): the path (malloc'd, free it), or NULL if refused.
+ */
+static char *
+local_path(const char *loc)
+{
+	size_t		 len = strlen(loc);
+	char		*out = malloc(len + 1);
+	const char	*why = NULL;
+	long		 n;
+
+	ck_assert_ptr_nonnull(out);
+	if ((n = cgi_local_path(loc, len, out, &why)) == -1) {
+		ck_assert_ptr_nonnull(why);
+		free(out);
+		return NULL;
+	}
+	ck_assert_int_eq((long)strlen(out), n);
+	return out;
+}
+
+START_TEST(redirect_path_resolved)
+{
+	static const char *const ok[][2] = {
+		{ "/", "/" },
+		{ "/cgi-bin/x.sh", "/cgi-bin/x.sh" },
+		{ "/a/./b", "/a/b" },
+		{ "/a/b/../c", "/a/c" },
+		{ "/a/%2e%2e/c", "/c" },
+		{ "/a/%2E/b/%2e", "/a/b/" },
+		{ "/a/.", "/a/" },
+		{ "/a/b/..", "/a/" },
+		{ "/a/..", "/" },
+		{ "/.", "/" },
+		{ "/a//b", "/a//b" },
+		{ "/a//..", "/a/" },
+		{ "/x%20y/%C3%A9", "/x y/\xc3\xa9" },
+		{ "/.../.a/a.", "/.../.a/a." },
+		{ "/a/.%2e./b", "/a/.../b" }
+	};
+	size_t	 i;
+	char	*p;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		p = local_path(ok[i][0]);
+		ck_assert_msg(p != NULL, "%s refused", ok[i][0]);
+		ck_assert_msg(strcmp(p, ok[i][1]) == 0, "%s: %s, not %s",
+		    ok[i][0], p, ok[i][1]);
+		free(p);
+	}
+}
+END_TEST
+
+START_TEST(redirect_path_refused)
+{
+	static const char *const bad[] = {
+		/* Above the root, however spelt. */
+		"/..", "/../x", "/a/../../x", "/%2e%2e/x", "/%2E%2E",
+		"/a/%2e%2e/%2E%2E/x", "/a/./../..", "/../../../../usr/bin/env",
+		/* A '/' or a control inside a segment. */
+		"/a%2fb", "/a%2F..%2F..%2Fb", "/cgi-bin%2f..%2f..%2fx",
+		"/a%00", "/a%0a", "/a%0D%0Ab", "/a%7f", "/a%1b", "/a\tb",
+		/* Bad escapes, not a path. */
+		"/a%zz", "/a%2", "/a%", "relative", "", "x/../y"
+	};
+	size_t	 i;
+	char	*p;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = local_path(bad[i]);
+		ck_assert_msg(p == NULL, "'%s' taken as '%s'", bad[i],
+		    p != NULL ? p : "");
+	}
 }
 END_TEST
 
 static char	 dir[PATH_MAX];
 
-/* A scratch tree: root/{run.sh, noexec.sh, sub/, link -> ../out.sh}. */
+/*
+ * A scratch tree: root/{run.sh, noexec.sh, sub/deep.sh, link -> ../out.sh,
+ * inlink -> sub/deep.sh}.
+ */
 static void
 tree_setup(void)
 {
@@ -424,6 +573,13 @@ tree_setup(void)
 	ck_assert_int_eq(chmod(p, 0755), 0);
 	snprintf(p, sizeof(p), "%s/root/link", dir);
 	ck_assert_int_eq(symlink("../out.sh", p), 0);
+	snprintf(p, sizeof(p), "%s/root/sub/deep.sh", dir);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fclose(f);
+	ck_assert_int_eq(chmod(p, 0755), 0);
+	/* A symlink inside the root to a program inside: fine. */
+	snprintf(p, sizeof(p), "%s/root/inlink", dir);
+	ck_assert_int_eq(symlink("sub/deep.sh", p), 0);
 }
 
 static void
@@ -435,44 +591,72 @@ tree_teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-/* The status cgi_resolve() gives name under root (dir/root). */
+/*
+ * The status cgi_open() gives name under root (dir/root, opened; "" and
+ * "/" when whole): a regular file open read-only, its directory, its
+ * resolved path, when 0.
+ */
 static int
-resolve(const char *name)
+open_under(const char *name, int whole)
 {
-	char		 root[PATH_MAX + 8], p[2 * PATH_MAX], *real, *r;
-	const char	*why;
-	int		 st;
+	char		 root[PATH_MAX + 8], p[2 * PATH_MAX], *r;
+	const char	*why = NULL;
+	struct cgi_prog	 pr;
+	struct stat	 st;
+	int		 rootfd, status;
 
 	snprintf(root, sizeof(root), "%s/root", dir);
-	ck_assert_ptr_nonnull(r = realpath(root, NULL));
-	snprintf(p, sizeof(p), "%s/%s", root, name);
-	st = cgi_resolve(r, strlen(r), p, &real, &why);
-	if (st == 0)
-		ck_assert_ptr_nonnull(real);
+	ck_assert_ptr_nonnull(r = realpath(whole ? "/" : root, NULL));
+	if (whole)
+		r[0] = '\0';
+	ck_assert_int_ge(rootfd = open(whole ? "/" : r, O_PATH |
+	    O_DIRECTORY), 0);
+	if (name[0] == '/')
+		snprintf(p, sizeof(p), "%s", name);
 	else
+		snprintf(p, sizeof(p), "%s/%s", root, name);
+	status = cgi_open(rootfd, r, strlen(r), p, &pr, &why);
+	if (status == 0) {
+		ck_assert_ptr_nonnull(pr.pr_real);
+		ck_assert_int_eq(strncmp(pr.pr_real, r, strlen(r)), 0);
+		ck_assert_int_eq(fstat(pr.pr_fd, &st), 0);
+		ck_assert(S_ISREG(st.st_mode));
+		ck_assert_int_eq(fcntl(pr.pr_fd, F_GETFL) & O_ACCMODE,
+		    O_RDONLY);
+		ck_assert(fcntl(pr.pr_fd, F_GETFD) & FD_CLOEXEC);
+		ck_assert_int_eq(fstat(pr.pr_dir, &st), 0);
+		ck_assert(S_ISDIR(st.st_mode));
+		cgi_prog_close(&pr);
+		ck_assert_int_eq(pr.pr_fd, -1);
+		ck_assert_ptr_null(pr.pr_real);
+	} else {
 		ck_assert_ptr_nonnull(why);
-	free(real);
+		ck_assert_int_eq(pr.pr_fd, -1);
+		ck_assert_int_eq(pr.pr_dir, -1);
+		ck_assert_ptr_null(pr.pr_real);
+	}
+	close(rootfd);
 	free(r);
-	return st;
+	return status;
 }
 
-START_TEST(resolve_paths)
+START_TEST(open_paths)
 {
-	const char	*why;
-	char		*real;
-
-	ck_assert_int_eq(resolve("run.sh"), 0);
-	ck_assert_int_eq(resolve("sub/../run.sh"), 0);
-	ck_assert_int_eq(resolve("noexec.sh"), 403);
-	ck_assert_int_eq(resolve("sub"), 403);
-	ck_assert_int_eq(resolve("link"), 403);
-	ck_assert_int_eq(resolve("../out.sh"), 403);
-	ck_assert_int_eq(resolve("nosuch.sh"), 404);
-	ck_assert_int_eq(resolve("run.sh/extra"), 404);
-	ck_assert_int_eq(cgi_resolve("", 0, "relative/x", &real, &why), 404);
+	ck_assert_int_eq(open_under("run.sh", 0), 0);
+	ck_assert_int_eq(open_under("sub/../run.sh", 0), 0);
+	ck_assert_int_eq(open_under("sub/deep.sh", 0), 0);
+	ck_assert_int_eq(open_under("inlink", 0), 0);
+	ck_assert_int_eq(open_under("noexec.sh", 0), 403);
+	ck_assert_int_eq(open_under("sub", 0), 403);
+	ck_assert_int_eq(open_under(".", 0), 403);
+	ck_assert_int_eq(open_under("link", 0), 403);
+	ck_assert_int_eq(open_under("../out.sh", 0), 403);
+	ck_assert_int_eq(open_under("nosuch.sh", 0), 404);
+	ck_assert_int_eq(open_under("run.sh/extra", 0), 404);
+	ck_assert_int_eq(open_under("relative/x", 0), 404);
 	/* Root "/" (length 0) takes any absolute path. */
-	ck_assert_int_eq(cgi_resolve("", 0, "/bin/sh", &real, &why), 0);
-	free(real);
+	ck_assert_int_eq(open_under("/bin/sh", 1), 0);
+	ck_assert_int_eq(open_under("/", 1), 403);
 }
 END_TEST
 
@@ -487,11 +671,14 @@ cgi_suite(void)
 	suite_add_case(s, "partial", NULL, NULL, 0, every_prefix_needs_more,
 	    cut_between_cr_and_lf, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_lines,
-	    malformed_fields, env_bad_names_dropped, NULL);
+	    malformed_fields, env_bad_names_dropped, env_duplicates_found,
+	    NULL);
 	suite_add_case(s, "argv", NULL, NULL, 0, argv_indexed_query,
-	    argv_not_indexed, NULL);
+	    argv_not_indexed, argv_off_by_default, NULL);
+	suite_add_case(s, "redirect", NULL, NULL, 0, redirect_path_resolved,
+	    redirect_path_refused, NULL);
 	suite_add_case(s, "paths", tree_setup, tree_teardown, 0,
-	    resolve_paths, NULL);
+	    open_paths, NULL);
 	return s;
 }
 

@@ -59,7 +59,7 @@ cases=(
 	"log-file|$T/daemon.log|/nonexistent/d.log| /nonexistent/d.log: No such file|1|"
 )
 # The flags that take no value, and those that are no config file line.
-onoff="cgi allow-root syslog verbose quiet"
+onoff="cgi cgi-argv allow-root syslog verbose quiet"
 cmdonly="config help version"
 
 # good_run WHAT SOCKET ARGS...: evfcgid ARGS serves SOCKET and exits 0 on
@@ -155,6 +155,7 @@ for name in $onoff; do
 	[ "$name" = allow-root ] || ex=(--allow-root)
 	# --cgi has no default root (issue 18): it is given one.
 	[ "$name" = cgi ] && ex+=(--cgi-root "$T")
+	[ "$name" = cgi-argv ] && ex+=(--cgi --cgi-root "$T")
 	good_run "--$name" "$SOCK" --listen "unix:$SOCK" "${ex[@]}" "--$name"
 	write_conf "$name # on" "listen unix:$SOCK"
 	good_run "config line '$name # on'" "$SOCK" --config "$conf" "${ex[@]}"

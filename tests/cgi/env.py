@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 # The CGI/1.1 environment (RFC 3875 4.1), in Python: the same lines as
 # env.sh (NAME=value or "NAME unset", CWD=), then FDS= the descriptors
-# open in the script besides the one listing them, then the whole
-# environment after "-- environ".
+# open in the script besides the one listing them, FDn= the file and
+# access mode of each beyond 2, ARGV0= the script's name as Python got
+# it, then the whole environment after "-- environ".
+import fcntl
 import os
 import sys
 
@@ -35,6 +37,13 @@ def is_open(n):
 
 fds = sorted(n for n in names if is_open(n))
 out.append("FDS=%s\n" % ",".join(str(n) for n in fds))
+# What each beyond 2 is: FDn=its file, then its access mode.
+for n in fds:
+    if n > 2:
+        acc = fcntl.fcntl(n, fcntl.F_GETFL) & os.O_ACCMODE
+        out.append("FD%d=%s %s\n" % (n, os.readlink("/proc/self/fd/%d" % n),
+                                      {os.O_RDONLY: "r", os.O_WRONLY: "w"}.get(acc, "rw")))
+out.append("ARGV0=%s\n" % sys.argv[0])
 out.append("-- environ\n")
 for name in sorted(os.environ):
     out.append("%s=%s\n" % (name, os.environ[name]))
