@@ -22,6 +22,7 @@
 #include "evfcgi.h"
 #include "log.h"
 #include "request.h"
+#include "server.h"
 
 static void	cgi_handler(struct evfcgi_req *, void *);
 static char	*cgi_script(struct evfcgi_req *);
@@ -75,9 +76,12 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	cg->cg_rootlen = strlen(cg->cg_root);
 	if (cg->cg_rootlen == 1)
 		cg->cg_root[cg->cg_rootlen = 0] = '\0';
-	if (evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
+	/* Held output: a cap of its own, as big as the output's. */
+	if (budget_init(&cg->cg_held, base, srv->srv_lim.max_queued) == -1 ||
+	    evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
 	    NULL, cgi_handler, cg) == -1) {
 		snprintf(err, errlen, "out of memory");
+		budget_fini(&cg->cg_held);
 		free(cg->cg_root);
 		free(cg);
 		return NULL;
@@ -107,6 +111,7 @@ cgi_free(struct cgi *cg)
 	}
 	if (cg->cg_sigchld != NULL)
 		event_free(cg->cg_sigchld);
+	budget_fini(&cg->cg_held);
 	free(cg->cg_root);
 	free(cg);
 }
