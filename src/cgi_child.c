@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -103,18 +104,39 @@ cgi_child_kill(struct cgi_child *ch)
 }
 
 /*
- * Its job is done with it (its output ended, a local redirect): a program
- * that still runs after the grace is ended, so it holds its slot no
- * longer than that and --cgi-kill-grace more.
+ * job is done with ch (its output ended, a local redirect): a program
+ * that still runs after the grace, or at its job's time limit if that
+ * comes first, is ended; so it holds its slot no longer than that and
+ * --cgi-kill-grace more.
  */
 void
-cgi_child_letgo(struct cgi_child *ch)
+cgi_child_letgo(struct cgi_child *ch, const struct cgi_job *job)
 {
 	struct timeval	 tv = { ch->ch_cg->cg_cfg.c_grace, 0 };
+	struct timespec	 now, left;
 
 	ch->ch_job = NULL;
-	if (!ch->ch_killing)
-		evtimer_add(ch->ch_killev, &tv);
+	if (ch->ch_killing)
+		return;
+	if (job != NULL && ch->ch_cg->cg_cfg.c_timeout > 0) {
+		left = job->j_left;
+		if (!job->j_clock_paused) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left.tv_sec = job->j_deadline.tv_sec - now.tv_sec;
+			left.tv_nsec = job->j_deadline.tv_nsec - now.tv_nsec;
+			if (left.tv_nsec < 0) {
+				left.tv_sec--;
+				left.tv_nsec += 1000000000L;
+			}
+		}
+		if (left.tv_sec < 0)
+			left.tv_sec = left.tv_nsec = 0;
+		if (left.tv_sec < tv.tv_sec) {
+			tv.tv_sec = left.tv_sec;
+			tv.tv_usec = left.tv_nsec / 1000;
+		}
+	}
+	evtimer_add(ch->ch_killev, &tv);
 }
 
 /* The grace ran out: after its request (SIGTERM), or after SIGTERM. */
@@ -126,9 +148,9 @@ child_killcb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (!ch->ch_killing) {
-		log_info("cgi %s[%d]: still running %d s after its request "
-		    "was done", ch->ch_name, (int)ch->ch_pid,
-		    ch->ch_cg->cg_cfg.c_grace);
+		log_info("cgi %s[%d]: still running after its request was "
+		    "done (--cgi-kill-grace, --cgi-timeout)", ch->ch_name,
+		    (int)ch->ch_pid);
 		cgi_child_kill(ch);
 		return;
 	}

@@ -137,7 +137,7 @@ cgi_io_close(struct cgi_job *job)
 	if (job->j_req != NULL && job->j_headed)
 		evfcgi_produce(job->j_req, NULL, NULL);
 	if (job->j_child != NULL) {
-		cgi_child_letgo(job->j_child);
+		cgi_child_letgo(job->j_child, job);
 		job->j_child = NULL;
 	}
 }

@@ -160,10 +160,11 @@ void	cgi_child_signal(pid_t pid, int sig);
 void	cgi_child_kill(struct cgi_child *ch);
 
 /*
- * ch's job is done with it (its output ended, a local redirect): if it
- * still runs after the grace, its process group is ended.
+ * job is done with ch (its output ended, a local redirect): if it still
+ * runs after the grace, or at job's time limit if sooner, its process
+ * group is ended.
  */
-void	cgi_child_letgo(struct cgi_child *ch);
+void	cgi_child_letgo(struct cgi_child *ch, const struct cgi_job *job);
 
 /* Forgets ch (reaped, or at exit); its stderr is read no more. */
 void	cgi_child_free(struct cgi_child *ch);

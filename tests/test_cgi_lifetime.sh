@@ -2,7 +2,7 @@
 # evfcgid --cgi: every program ends within its limits (issue 18, findings
 # 4 and 7), behind nginx with the CGI locations of tests/cgi.sh.  Programs
 # that answer, close their stdout and sleep on are ended after the grace
-# and do not hold --cgi-max slots (fcgiwrap -c 1 served such a script
+# (or at the time limit, if sooner) and do not hold --cgi-max slots (fcgiwrap -c 1 served such a script
 # three times in a row); a chain of local redirects leaves no process
 # behind; what a program leaves in its process group (sleep 1000 &) ends
 # with it; a program flooding stderr after its answer costs the daemon
@@ -83,8 +83,22 @@ check "--cgi-max 4: all 8 answered before the time limit of 6 s ($ms ms)" \
 check "lingering programs: each is ended after its request (${pids[*]})" \
 	wait_gone 5 "${pids[@]}"
 check "lingering programs: the daemon logged why it ended them" \
-	grep -q 'linger\.sh.*still running 1 s after its request' "$CGI_LOG"
+	grep -q 'linger\.sh.*still running after its request was done' "$CGI_LOG"
 
+stop_cgi
+
+# --- The time limit covers a program's whole life. --------------------
+# With --cgi-timeout 2 and 20 s of grace, a program that answered and
+# sleeps on is ended at its request's time limit, not after the grace.
+start_cgi --cgi-timeout 2 --cgi-kill-grace 20 ||
+	{ not_ok "evfcgid --cgi --cgi-timeout 2 and nginx start"; finish; }
+get linger.sh
+pid=${BODY#linger }
+cgi_own_pid "$pid"
+check "--cgi-timeout 2: a program that answered is running on ($CODE: $BODY)" \
+	eval '[ "$CODE" = 200 ] && kill -0 "$pid"'
+check "--cgi-timeout 2, 20 s of grace: it is ended at the time limit, within 4 s" \
+	wait_gone 4 "$pid"
 stop_cgi
 
 # --- A chain of local redirects leaves no process behind. -------------
