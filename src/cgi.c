@@ -23,6 +23,7 @@
 #include "evfcgi.h"
 #include "log.h"
 #include "request.h"
+#include "server.h"
 
 static void	cgi_handler(struct evfcgi_req *, void *);
 static struct cgi_param *cgi_params(struct evfcgi_req *, size_t *);
@@ -54,10 +55,15 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
     const struct cgi_config *cfg, char *err, size_t errlen)
 {
 	struct cgi	*cg;
-	const char	*root = cfg->c_root != NULL ? cfg->c_root : "/";
+	const char	*root = cfg->c_root;
 	const char	*why;
 	struct stat	 st;
 
+	if (root == NULL) {
+		snprintf(err, errlen, "no --cgi-root: the directory the "
+		    "programs must be in has no default");
+		return NULL;
+	}
 	if ((cg = calloc(1, sizeof(*cg))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -86,10 +92,13 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	cg->cg_rootlen = strlen(cg->cg_root);
 	if (cg->cg_rootlen == 1)
 		cg->cg_root[cg->cg_rootlen = 0] = '\0';
-	if (evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
+	/* Held output: a cap of its own, as big as the output's. */
+	if (budget_init(&cg->cg_held, base, srv->srv_lim.max_queued) == -1 ||
+	    evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
 	    NULL, cgi_handler, cg) == -1) {
 		snprintf(err, errlen, "out of memory");
 		close(cg->cg_rootfd);
+		budget_fini(&cg->cg_held);
 		free(cg->cg_root);
 		free(cg);
 		return NULL;
@@ -120,6 +129,7 @@ cgi_free(struct cgi *cg)
 	if (cg->cg_sigchld != NULL)
 		event_free(cg->cg_sigchld);
 	close(cg->cg_rootfd);
+	budget_fini(&cg->cg_held);
 	free(cg->cg_root);
 	free(cg);
 }

@@ -4,8 +4,11 @@
  * request's body buffer, which pauses its connection); stdout is read for
  * the header block, then only by a producer, which the engine calls while
  * the connection's output is below its watermark: a slow client leaves
- * the program blocked in its own write().  stderr is logged line by line,
- * at most so many lines a second.
+ * the program blocked in its own write().  Output held while the body
+ * still comes is charged to the engine's own cap (--max-queued bytes,
+ * apart from the connections' output).  stderr is logged line by line,
+ * at most so many lines a second, and past CGI_ERR_MAX discarded at a
+ * paced rate.
  */
 #include <sys/types.h>
 
@@ -31,7 +34,7 @@
  * of data would take 128 KiB.
  */
 #define IO_READ_MAX	(65536 - 128)
-#define IO_ERR_TURN	4	/* stderr reads per callback */
+#define IO_ERR_TURN	(CGI_ERR_PACE_BYTES / 16384) /* stderr reads a callback */
 #define IO_ERR_LAST	64	/* and at most when its process has ended */
 
 static int	io_read(struct evbuffer *, int, size_t);
@@ -44,7 +47,10 @@ static int	io_send_head(struct cgi_job *, const char *, size_t,
 static int	io_produce(struct evfcgi_req *, size_t, void *);
 static void	io_close_in(struct cgi_job *);
 static void	io_release(struct cgi_job *);
+static void	io_unhold(struct cgi_job *);
+static void	io_holdcb(void *);
 static void	io_err_bytes(struct cgi_child *, const char *, size_t);
+static void	io_err_take(struct cgi_child *, const char *, size_t);
 static void	io_err_line(struct cgi_child *);
 static void	io_err_summary(struct cgi_child *);
 
@@ -97,6 +103,8 @@ cgi_io_start(struct cgi_job *job, int in, int out)
 	}
 	job->j_holding = !job->j_body_done;
 	job->j_eof = 0;
+	job->j_holdwait.bw_fn = io_holdcb;
+	job->j_holdwait.bw_arg = job;
 	event_add(job->j_outev, NULL);
 	cgi_io_feed(job);
 	return 0;
@@ -125,8 +133,37 @@ cgi_io_close(struct cgi_job *job)
 		close(job->j_out);
 	job->j_out = -1;
 	job->j_eof = 0;
+	io_unhold(job);
 	if (job->j_req != NULL && job->j_headed)
 		evfcgi_produce(job->j_req, NULL, NULL);
+	if (job->j_child != NULL) {
+		cgi_child_letgo(job->j_child, job);
+		job->j_child = NULL;
+	}
+}
+
+/* Gives back to the engine's cap what job's output held. */
+static void
+io_unhold(struct cgi_job *job)
+{
+	struct budget	*b = &job->j_cg->cg_held;
+
+	budget_cancel(b, &job->j_holdwait);
+	if (job->j_held == 0)
+		return;
+	budget_add(b, -(long long)job->j_held);
+	job->j_held = 0;
+	budget_kick(b);
+}
+
+/* The engine's cap has room again: job's held output is read on. */
+static void
+io_holdcb(void *arg)
+{
+	struct cgi_job	*job = arg;
+
+	if (job->j_out >= 0 && job->j_holding && !job->j_eof)
+		event_add(job->j_outev, NULL);
 }
 
 void
@@ -168,6 +205,10 @@ io_release(struct cgi_job *job)
 	if (!job->j_holding || !job->j_body_done || job->j_out < 0)
 		return;
 	job->j_holding = 0;
+	io_unhold(job);
+	/* It may have stopped on a cap: the header may be still to come. */
+	if (!job->j_eof)
+		event_add(job->j_outev, NULL);
 	if (!job->j_headed)
 		io_head_parse(job);
 }
@@ -221,7 +262,8 @@ io_outcb(evutil_socket_t fd, short what, void *arg)
 /*
  * Reads some of the header block; acts on it once it is whole.  While the
  * request body has not ended, all output is held instead (up to c_hold,
- * then the program waits): nginx stops sending a request body once it
+ * and while the engine's cap for all held output has room; then the
+ * program waits): nginx stops sending a request body once it
  * has passed a response's header on, so a program that answers while it
  * reads would never get the rest.
  */
@@ -229,7 +271,8 @@ static void
 io_head(struct cgi_job *job)
 {
 	const struct cgi_config	*cfg = &job->j_cg->cg_cfg;
-	size_t			 cap, have;
+	struct budget		*b = &job->j_cg->cg_held;
+	size_t			 cap, have, want;
 	char			 msg[96];
 	int			 n;
 
@@ -240,7 +283,18 @@ io_head(struct cgi_job *job)
 		event_del(job->j_outev);
 		return;
 	}
-	n = io_read(job->j_head, job->j_out, cap - have);
+	want = cap - have;
+	if (job->j_holding) {
+		if (budget_over(b)) {
+			/* All programs hold the cap's worth: it waits. */
+			event_del(job->j_outev);
+			budget_wait(b, &job->j_holdwait);
+			return;
+		}
+		if (want > b->b_cap - b->b_queued)
+			want = (size_t)(b->b_cap - b->b_queued);
+	}
+	n = io_read(job->j_head, job->j_out, want);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n == -1) {
@@ -252,6 +306,10 @@ io_head(struct cgi_job *job)
 	if (n == 0) {
 		job->j_eof = 1;
 		event_del(job->j_outev);
+	}
+	if (n > 0 && job->j_holding) {
+		budget_add(b, n);
+		job->j_held += (size_t)n;
 	}
 	if (!job->j_holding)
 		io_head_parse(job);
@@ -469,19 +527,50 @@ io_err_bytes(struct cgi_child *ch, const char *p, size_t len)
 	}
 }
 
+/*
+ * Takes len stderr bytes: parsed into lines up to CGI_ERR_MAX in all,
+ * counted beyond (the first time, said).
+ */
+static void
+io_err_take(struct cgi_child *ch, const char *p, size_t len)
+{
+	size_t	 take = CGI_ERR_MAX - ch->ch_errbytes;
+
+	if (take > len)
+		take = len;
+	io_err_bytes(ch, p, take);
+	ch->ch_errbytes += take;
+	if (take == len)
+		return;
+	if (ch->ch_errgone == 0)
+		log_warn("cgi %s[%d]: over %d bytes of stderr: the rest is "
+		    "read and discarded", ch->ch_name, (int)ch->ch_pid,
+		    CGI_ERR_MAX);
+	ch->ch_errgone += len - take;
+}
+
 void
 cgi_io_stderr(struct cgi_child *ch, int final)
 {
-	char	 buf[16384];
-	ssize_t	 n = -1;
-	int	 i;
+	struct timeval	 tv = { 0, CGI_ERR_PACE_MS * 1000 };
+	char		 buf[16384];
+	ssize_t		 n = -1;
+	size_t		 got = 0;
+	int		 i;
 
 	if (ch->ch_err < 0)
 		return;
 	for (i = 0; i < (final ? IO_ERR_LAST : IO_ERR_TURN); i++) {
 		if ((n = read(ch->ch_err, buf, sizeof(buf))) <= 0)
 			break;
-		io_err_bytes(ch, buf, (size_t)n);
+		io_err_take(ch, buf, (size_t)n);
+		got += (size_t)n;
+	}
+	/* Past the max, a flood is read at a pace: the loop has better to do. */
+	if (!final && got > 0 && ch->ch_errgone > 0) {
+		event_del(ch->ch_errev);
+		evtimer_add(ch->ch_errpace, &tv);
+		return;
 	}
 	if (n == -1 && errno == EINTR)
 		return;
@@ -491,6 +580,10 @@ cgi_io_stderr(struct cgi_child *ch, int final)
 	if (ch->ch_linelen > 0)
 		io_err_line(ch);
 	io_err_summary(ch);
+	if (ch->ch_errgone > 0)
+		log_warn("cgi %s[%d]: %llu bytes of stderr discarded (over "
+		    "%d)", ch->ch_name, (int)ch->ch_pid, ch->ch_errgone,
+		    CGI_ERR_MAX);
 	event_free(ch->ch_errev);
 	ch->ch_errev = NULL;
 	close(ch->ch_err);

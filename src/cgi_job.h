@@ -16,6 +16,7 @@
 
 #include <event2/util.h>
 
+#include "budget.h"
 #include "cgi.h"
 
 struct event;
@@ -24,6 +25,14 @@ struct evfcgi_req;
 
 #define CGI_LINE_MAX	1024	/* a stderr line logged, the rest cut */
 #define CGI_NOVER	12	/* params a local redirect overrides */
+/*
+ * stderr of a program split into lines and logged; beyond, it is read and
+ * discarded (counted), at most CGI_ERR_PACE_BYTES every CGI_ERR_PACE_MS:
+ * a flood waits in its own write() and costs the loop next to nothing.
+ */
+#define CGI_ERR_MAX	(1024 * 1024)
+#define CGI_ERR_PACE_BYTES	65536
+#define CGI_ERR_PACE_MS	100
 
 struct cgi {
 	struct evfcgi_server	*cg_srv;
@@ -37,6 +46,7 @@ struct cgi {
 	size_t			 cg_nchildren;	/* not reaped yet */
 	TAILQ_HEAD(, cgi_job)	 cg_queue;	/* waiting for a slot */
 	size_t			 cg_nqueued;
+	struct budget		 cg_held;	/* output held, all programs */
 };
 
 struct cgi_child {
@@ -46,7 +56,8 @@ struct cgi_child {
 	char			*ch_name;	/* the program, for the log */
 	int			 ch_err;	/* its stderr; -1 closed */
 	struct event		*ch_errev;
-	struct event		*ch_killev;	/* SIGKILL after the grace */
+	struct event		*ch_killev;	/* the grace's end */
+	struct event		*ch_errpace;	/* stderr read again */
 	int			 ch_killing;	/* SIGTERM sent */
 	char			 ch_line[CGI_LINE_MAX + 1];
 	size_t			 ch_linelen;
@@ -54,6 +65,8 @@ struct cgi_child {
 	time_t			 ch_sec;	/* rate: this second ... */
 	int			 ch_lines;	/* ... so many lines logged */
 	unsigned long		 ch_dropped;	/* not logged: over the rate */
+	size_t			 ch_errbytes;	/* stderr read, up to the max */
+	unsigned long long	 ch_errgone;	/* beyond it: discarded */
 	TAILQ_ENTRY(cgi_child)	 ch_entry;
 };
 
@@ -76,6 +89,8 @@ struct cgi_job {
 	struct evbuffer		*j_head;	/* header block so far */
 	struct evbuffer		*j_tmp;		/* output on its way */
 	size_t			 j_scanpos;
+	size_t			 j_held;	/* of j_head, charged to cg_held */
+	struct budget_waiter	 j_holdwait;	/* for room in cg_held */
 	struct event		*j_timer;	/* the time limit */
 	struct timespec		 j_deadline;	/* when it runs out */
 	struct timespec		 j_left;	/* while paused: what is left */
@@ -145,6 +160,13 @@ void	cgi_child_signal(pid_t pid, int sig);
 /* Ends ch's process group: SIGTERM now, SIGKILL after the grace. */
 void	cgi_child_kill(struct cgi_child *ch);
 
+/*
+ * job is done with ch (its output ended, a local redirect): if it still
+ * runs after the grace, or at job's time limit if sooner, its process
+ * group is ended.
+ */
+void	cgi_child_letgo(struct cgi_child *ch, const struct cgi_job *job);
+
 /* Forgets ch (reaped, or at exit); its stderr is read no more. */
 void	cgi_child_free(struct cgi_child *ch);
 
@@ -156,7 +178,10 @@ void	cgi_child_free(struct cgi_child *ch);
  */
 int	cgi_io_start(struct cgi_job *job, int in, int out);
 
-/* Closes job's stdin and stdout and their events. */
+/*
+ * Closes job's stdin and stdout and their events, gives back what it
+ * held; its program, read no more, is let go (cgi_child_letgo).
+ */
 void	cgi_io_close(struct cgi_job *job);
 
 /* Feeds job's program what waits of the body; closes stdin at its end. */
