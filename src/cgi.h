@@ -26,7 +26,7 @@ struct evfcgi_server;
 #define CGI_MAX_REDIRECTS	5	/* local redirects a request */
 
 struct cgi_config {
-	const char	*c_root;	/* programs must be inside; NULL: "/" */
+	const char	*c_root;	/* programs must be inside; required */
 	size_t		 c_max;		/* children at once */
 	size_t		 c_queue;	/* requests waiting for a child slot */
 	int		 c_timeout;	/* s per request; 0: none */
