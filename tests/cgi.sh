@@ -56,6 +56,20 @@ cgi_cleanup() {
 }
 trap cgi_cleanup EXIT
 
+# cgi_pids FILE: the pids of the processes running the CGI program FILE,
+# by its path on their command line or, for a #! script run from its
+# descriptor (its interpreter reads /dev/fd/3), by a descriptor open on it.
+cgi_pids() {
+	local p
+	{
+		pgrep -f "$1"
+		for p in /proc/[0-9]*; do
+			find "$p/fd" -maxdepth 1 -lname "$1" 2>/dev/null |
+				grep -q . && echo "${p#/proc/}"
+		done
+	} | sort -un | tr '\n' ' '
+}
+
 # cgi_own_pid PID: PID, which a script under test reported (X-Pid), is
 # killed on exit if it is still running.
 cgi_own_pid() {

@@ -109,14 +109,16 @@ start_cgi --cgi-timeout 6 --cgi-kill-grace 2 ||
 get 'hop.sh?n=4'
 check "a chain of 4 local redirects is answered by the last hop ($CODE: $BODY)" \
 	eval '[ "$CODE" = 200 ] && [[ $BODY == "hop "* ]]'
-hops=$(pgrep -f "$WWW/cgi-bin/hop\.sh" | tr '\n' ' ')
+# Each hop is a process group of its own (its sh and its sleep).
+hops=$(for p in $(cgi_pids "$WWW/cgi-bin/hop.sh"); do ps -o pgid= -p "$p"; done |
+	sort -un | tr -d ' ' | tr '\n' ' ')
 echo "# right after the answer, the hops still running: ${hops:-none}"
 check "a chain of 4 local redirects: right after the answer, its 4 hops still run (${hops:-none})" \
 	test "$(wc -w <<<"$hops")" = 4
 # shellcheck disable=SC2086
 check "a chain of 4 local redirects: no hop is left running after the grace (${hops:-none})" \
 	wait_until 6 group_empty $hops
-left=$(pgrep -fc "$WWW/cgi-bin/hop\.sh")
+left=$(cgi_pids "$WWW/cgi-bin/hop.sh" | wc -w)
 check "a chain of 4 local redirects: no process of it by its name ($left)" test "$left" = 0
 
 # --- What a program leaves in its process group ends with it. ---------

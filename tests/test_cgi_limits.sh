@@ -42,19 +42,8 @@ code() {
 	curl -s -o /dev/null -w '%{http_code}' "$@" "$url"
 }
 
-# pids_of NAME: the pids of processes running tests/cgi's NAME under $WWW:
-# by their command line, or by a descriptor open on it (evfcgid runs a
-# "#!" script by descriptor: its interpreter reads /dev/fd/3).
-pids_of() {
-	local p
-	{
-		pgrep -f "$WWW/cgi-bin/$1"
-		for p in /proc/[0-9]*; do
-			find "$p/fd" -maxdepth 1 -lname "$WWW/cgi-bin/$1" 2>/dev/null |
-				grep -q . && echo "${p#/proc/}"
-		done
-	} | sort -un | tr '\n' ' '
-}
+# pids_of NAME: the pids of processes running tests/cgi's NAME under $WWW.
+pids_of() { cgi_pids "$WWW/cgi-bin/$1"; }
 
 # --- Slow clients: RSS stays bounded, programs block, then end. --------
 start_cgi --cgi-timeout 600 || { not_ok "evfcgid --cgi and nginx start"; finish; }
