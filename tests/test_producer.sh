@@ -1,4 +1,5 @@
 #!/bin/bash
+# check: alone (it holds /hello's p99 latency beside misbehaving producers)
 # tests/test_producer.sh: no producer holds the loop.  Beside /hello
 # clients whose latency fcgi_load measures, each of these runs in turn:
 #   - a producer that writes only whole 4000-byte lines and returns 0 when
