@@ -1,0 +1,71 @@
+#!/bin/bash
+# The documentation's links: every relative link and anchor of README.md
+# and docs/*.md resolves (scripts/check-links), README.md stays a front
+# door of at most 250 lines, and the checker fails on a copy of the docs
+# with a broken link, a broken anchor and a broken in-page anchor planted.
+source "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null || { not_ok "python3 is installed"; finish; }
+
+out=$(cd "$TOP" && scripts/check-links 2>&1)
+rc=$?
+sed 's/^/# /' <<<"$out"
+check "check-links: every relative link and anchor in README.md and docs/*.md resolves" \
+	test "$rc" -eq 0
+check "check-links looked at README.md and the pages of docs/ ($(tail -n 1 <<<"$out"))" \
+	grep -qE '^check-links: [0-9]*[1-9][0-9]* links in ([3-9]|[1-9][0-9]+) files' <<<"$out"
+
+n=$(wc -l <"$TOP/README.md")
+check "README.md is at most 250 lines ($n)" test "$n" -le 250
+
+# The first handler, the pages and the plot README promises.
+for p in docs/daemon.md docs/cgi.md docs/frontends.md docs/library.md \
+	docs/experiment.md docs/bench.md docs/operations.md; do
+	check "README.md links $p" grep -qF "]($p" "$TOP/README.md"
+done
+check "README.md shows the experiment's plot" \
+	grep -qE '^!\[[^]]*\]\(docs/experiment/[a-z_]+\.png\)' "$TOP/README.md"
+
+# A copy of the docs with one fault planted at a time: each must fail,
+# naming the file, the line and the target.
+plant() { # plant NAME FILE LINE: a copy of the docs with LINE added to FILE
+	mkdir -p "$T/$1"
+	(cd "$TOP" && tar cf - README.md docs man nginx.conf.example \
+		lighttpd.conf.example systemd) | tar xf - -C "$T/$1"
+	printf '\n%s\n' "$3" >>"$T/$1/$2"
+}
+plant clean README.md 'See [the daemon](docs/daemon.md#flags-and-limits).'
+out=$(cd "$T/clean" && "$TOP/scripts/check-links" 2>&1)
+check "check-links passes a copy with one more good link" test $? -eq 0
+
+plant file README.md 'See [nowhere](docs/no-such-page.md).'
+out=$(cd "$T/file" && "$TOP/scripts/check-links" 2>&1)
+rc=$?
+check "check-links fails on a link to a missing file (exit $rc)" test "$rc" -eq 1
+check "check-links names it: $(head -n 1 <<<"$out")" \
+	grep -q '^README.md:[0-9]*: docs/no-such-page.md: no such file' <<<"$out"
+
+plant anchor docs/cgi.md 'See [the flags](daemon.md#no-such-heading).'
+out=$(cd "$T/anchor" && "$TOP/scripts/check-links" 2>&1)
+rc=$?
+check "check-links fails on an anchor no heading has (exit $rc)" test "$rc" -eq 1
+check "check-links names it: $(head -n 1 <<<"$out")" \
+	grep -q '^docs/cgi.md:[0-9]*: daemon.md#no-such-heading: no heading' <<<"$out"
+
+plant self docs/daemon.md 'See [above](#flags-and-limit).'
+out=$(cd "$T/self" && "$TOP/scripts/check-links" 2>&1)
+rc=$?
+check "check-links fails on an in-page anchor no heading has (exit $rc)" test "$rc" -eq 1
+
+plant docsdir docs/experiment.md '![plot](docs/experiment/timeline.png)'
+out=$(cd "$T/docsdir" && "$TOP/scripts/check-links" 2>&1)
+rc=$?
+check "check-links fails on a page's link written from the top, not from docs/ (exit $rc)" \
+	test "$rc" -eq 1
+
+# Links inside code are not links.
+plant code docs/library.md '`[not a link](nowhere.md)` and'
+out=$(cd "$T/code" && "$TOP/scripts/check-links" 2>&1)
+check "check-links skips a link in a code span" test $? -eq 0
+
+finish
