@@ -1,7 +1,7 @@
 # tests/cgi.sh: the CGI test bed (issue 12), for tests/test_cgi.sh and
 # tests/test_cgi_git.sh: a CGI backend, fcgiwrap (the reference peer) or
 # `evfcgid --cgi`, started alike, and nginx in front of it with the CGI
-# locations README quotes.  Source it after tests/lib.sh and
+# locations docs/cgi.md quotes.  Source it after tests/lib.sh and
 # tests/frontends.sh (it uses T, TOP, EVFCGID, spawn, freeport, wait_port,
 # nginx_conf, fe_rewrite and start_nginx).
 #

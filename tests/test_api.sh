@@ -1,7 +1,7 @@
 #!/bin/bash
-# The handler API from outside: the README's "Writing a handler" example
-# built from the README's own text against src/libevfcgi.a and asked over
-# FastCGI; then evfcgid behind the real nginx (tests/frontends.sh): header
+# The handler API from outside: README's first handler and the library
+# page's "Writing a handler" example (docs/library.md), each built from
+# the page's own text against src/libevfcgi.a and asked over FastCGI; then evfcgid behind the real nginx (tests/frontends.sh): header
 # lines (Location, Set-Cookie twice), a percent-encoded path, 405 with
 # Allow, a POST body streamed to /upload past --max-body; and 64 MiB
 # through cgi-fcgi with the daemon's held input bounded.
@@ -11,27 +11,50 @@ source "$(dirname "$0")/frontends.sh"
 
 command -v cgi-fcgi >/dev/null || { not_ok "cgi-fcgi is installed"; finish; }
 
-# --- The README example, as written.
-sed -n '/<!-- example:begin -->/,/<!-- example:end -->/p' "$TOP/README.md" |
-	sed '1d;$d' | sed '1{/^```/d};${/^```/d}' >"$T/hi.c"
-check "README example extracted ($(wc -l <"$T/hi.c") lines)" grep -q 'evfcgi_run' "$T/hi.c"
-if cc -std=c11 -Wall -Wextra -Werror -I"$TOP/src" -o "$T/hi" "$T/hi.c" \
-	"$TOP/src/libevfcgi.a" $(pkg-config --cflags --libs libevent 2>/dev/null || echo -levent) \
-	2>"$T/hi.err"; then
-	ok "README example compiles warning-free against src/libevfcgi.a"
+# example PAGE: the C between PAGE's example markers into $T/hi.c.
+example() {
+	sed -n '/<!-- example:begin -->/,/<!-- example:end -->/p' "$TOP/$1" |
+		sed '1d;$d' | sed '1{/^```/d};${/^```/d}' >"$T/hi.c"
+}
+
+# build_example PAGE: its example compiled warning-free and started on a
+# free port, $port; 1 if it did not compile.
+build_example() {
+	example "$1"
+	check "$1 example extracted ($(wc -l <"$T/hi.c") lines)" grep -q 'evfcgi_run' "$T/hi.c"
+	if cc -std=c11 -Wall -Wextra -Werror -I"$TOP/src" -o "$T/hi" "$T/hi.c" \
+		"$TOP/src/libevfcgi.a" $(pkg-config --cflags --libs libevent 2>/dev/null || echo -levent) \
+		2>"$T/hi.err"; then
+		ok "$1 example compiles warning-free against src/libevfcgi.a"
+	else
+		sed 's/^/# /' "$T/hi.err"
+		not_ok "$1 example compiles warning-free against src/libevfcgi.a"
+		return 1
+	fi
 	port=$(freeport)
 	spawn "$T/hi" "127.0.0.1:$port" 2>"$T/hi.log"
 	wait_port "$port"
+}
+
+# --- README's first handler, as written: at most 25 lines.
+if build_example README.md; then
+	n=$(wc -l <"$T/hi.c")
+	check "README.md example: at most 25 lines ($n)" test "$n" -le 25
 	out=$(REQUEST_METHOD=GET REQUEST_URI=/hi cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null)
-	check "README example: /hi answers 200" grep -q '^Status: 200' <<<"$out"
-	check "README example: its Set-Cookie line" grep -q $'^Set-Cookie: seen=1\r$' <<<"$out"
-	check "README example: its body" test "$(body_of <<<"$out")" = hi
+	check "README.md example: /hi answers 200" grep -q '^Status: 200' <<<"$out"
+	check "README.md example: its body" test "$(body_of <<<"$out")" = hi
+	kill "$SPAWNED"
+fi
+
+# --- The library page's example, as written.
+if build_example docs/library.md; then
+	out=$(REQUEST_METHOD=GET REQUEST_URI=/hi cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null)
+	check "docs/library.md example: /hi answers 200" grep -q '^Status: 200' <<<"$out"
+	check "docs/library.md example: its Set-Cookie line" grep -q $'^Set-Cookie: seen=1\r$' <<<"$out"
+	check "docs/library.md example: its body" test "$(body_of <<<"$out")" = hi
 	out=$(REQUEST_METHOD=DELETE REQUEST_URI=/hi cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null)
-	check "README example: DELETE /hi is 405" grep -q '^Status: 405' <<<"$out"
-	check "README example: 405 with Allow: GET, HEAD" grep -q $'^Allow: GET, HEAD\r$' <<<"$out"
-else
-	sed 's/^/# /' "$T/hi.err"
-	not_ok "README example compiles warning-free against src/libevfcgi.a"
+	check "docs/library.md example: DELETE /hi is 405" grep -q '^Status: 405' <<<"$out"
+	check "docs/library.md example: 405 with Allow: GET, HEAD" grep -q $'^Allow: GET, HEAD\r$' <<<"$out"
 fi
 
 # --- 64 MiB straight over FastCGI, --max-body 1m: streamed, not capped,

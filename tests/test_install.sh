@@ -186,13 +186,13 @@ if cc -Wall -Wextra -Werror -o "$T/hello_shared" "$T/hello.c" \
 else
 	not_ok "a handler program builds with pkg-config (shared): $(head -n 5 "$T/cc.err")"
 fi
-# README's staged build: an rpath to the stage, no LD_LIBRARY_PATH.
+# docs/operations.md's staged build: an rpath to the stage, no LD_LIBRARY_PATH.
 if cc -Wall -o "$T/hello_rpath" "$T/hello.c" $(pkg-config --cflags --libs evfcgi) \
     -Wl,-rpath,"$S/usr/lib" 2>"$T/cc.err"; then
-	check "README's staged build (-Wl,-rpath): loads libevfcgi from the stage" eval \
+	check "docs/operations.md's staged build (-Wl,-rpath): loads libevfcgi from the stage" eval \
 		'ldd "$T/hello_rpath" | grep -q "libevfcgi.so.1 => $S/usr/lib/libevfcgi.so.1"'
 else
-	not_ok "README's staged build (-Wl,-rpath): $(head -n 5 "$T/cc.err")"
+	not_ok "docs/operations.md's staged build (-Wl,-rpath): $(head -n 5 "$T/cc.err")"
 fi
 
 # Static: libevfcgi.a by name (-l:), libevent as pkg-config --static says.
