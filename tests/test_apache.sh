@@ -17,7 +17,7 @@ command -v python3 >/dev/null || { not_ok "python3 is installed"; finish; }
 [ -x "$APACHE" ] || { not_ok "apache2 is installed ($APACHE; make deps)"; finish; }
 
 start_evfcgid --max-size 16m --max-body 8m
-A=127.0.0.1:$EVFCGID_PORT
+A=127.0.0.1:$EVFCGID_PORT A_PID=$EVFCGID_PID
 if start_fe_more apache "example" "$A"; then
 	check "apache: the generated copy keeps enablereuse=on and Timeout 900" \
 		eval 'grep -q "^[[:space:]]*ProxyPass .* enablereuse=on" "$FE_DIR/apache.conf" &&
@@ -55,6 +55,16 @@ if start_fe_more apache "noreuse" "$A" noreuse; then
 	stop_fe
 fi
 
+# --- Backpressure: a client reading 64 MiB at 64 KiB/s; two seconds later
+# evfcgid is still producing it and holds about a watermark.
+start_evfcgid
+B=127.0.0.1:$EVFCGID_PORT
+if start_fe_more apache "backpressure" "$B"; then
+	check_backpressure "apache" "$B"
+	kill "$SLOW_PID" 2>/dev/null
+	stop_fe
+fi
+
 # --- A slow client.  http_get reads 512 bytes every 1000/K ms (at most K
 # times 512 B/s) against the example's Timeout divided by K (whole
 # seconds, rounded down): the 512 B/s client against the real one (see
@@ -89,5 +99,5 @@ for v in example nosndbuf; do
 	fi
 done
 
-check "evfcgid still running" kill -0 "$EVFCGID_PID"
+check "both evfcgid still running" kill -0 "$A_PID" "$EVFCGID_PID"
 finish

@@ -18,7 +18,7 @@ command -v python3 >/dev/null || { not_ok "python3 is installed"; finish; }
 [ -x "$CADDY" ] || { not_ok "caddy is installed ($CADDY; make deps)"; finish; }
 
 start_evfcgid --max-size 16m --max-body 8m
-A=127.0.0.1:$EVFCGID_PORT
+A=127.0.0.1:$EVFCGID_PORT A_PID=$EVFCGID_PID
 if start_fe_more caddy "example" "$A"; then
 	check "caddy: the generated copy keeps flush_interval -1 and sets no read_timeout" \
 		eval 'grep -q "^[[:space:]]*flush_interval -1$" "$FE_DIR/Caddyfile" &&
@@ -43,6 +43,16 @@ if start_fe_more caddy "example" "$A"; then
 	check "the example keeps /status from other clients (127.0.0.2: $code)" test "$code" = 403
 	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/hello")
 	check "... and serves them the rest (127.0.0.2 /hello: $code)" test "$code" = 200
+	stop_fe
+fi
+
+# --- Backpressure: a client reading 64 MiB at 64 KiB/s; two seconds later
+# evfcgid is still producing it and holds about a watermark.
+start_evfcgid
+B=127.0.0.1:$EVFCGID_PORT
+if start_fe_more caddy "backpressure" "$B"; then
+	check_backpressure "caddy" "$B"
+	kill "$SLOW_PID" 2>/dev/null
 	stop_fe
 fi
 
@@ -79,5 +89,5 @@ for rt in none $((60000 / K))ms; do
 	fi
 done
 
-check "evfcgid still running" kill -0 "$EVFCGID_PID"
+check "both evfcgid still running" kill -0 "$A_PID" "$EVFCGID_PID"
 finish
