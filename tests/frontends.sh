@@ -29,6 +29,11 @@
 #   stop_fe                                     stops it; sets FE_RC
 #   slow_client URL, check_backpressure, check_absorbed,
 #   check_blocking_fcgid_behind                 checks through it
+#   apache_conf, start_apache, caddy_conf, start_caddy, start_fe_more
+#                                               the same for Apache httpd
+#                                               and Caddy (at the end)
+#   head_then_get, fe_battery                   the checks every front
+#                                               end passes
 #
 # Backends are written as for evfcgid --listen: HOST:PORT, [V6]:PORT,
 # unix:/path.  Any FastCGI server will do (tools/blocking_fcgid too).
