@@ -237,6 +237,7 @@ experiment: all
 # 10 minutes.
 soak: all fuzz/fuzz_conn
 	bash tests/bench-slow-steps --pause 1000 --size $${SOAK_SIZE:-1048576}
+	bash tests/soak-frontends --seconds $${SOAK_FE_SECONDS:-300}
 	$(MAKE) fuzz FUZZ_SECONDS=600
 
 demo: deps all
