@@ -30,8 +30,8 @@ check "README.md shows the experiment's plot" \
 # naming the file, the line and the target.
 plant() { # plant NAME FILE LINE: a copy of the docs with LINE added to FILE
 	mkdir -p "$T/$1"
-	(cd "$TOP" && tar cf - README.md docs man nginx.conf.example \
-		lighttpd.conf.example systemd) | tar xf - -C "$T/$1"
+	(cd "$TOP" && tar cf - README.md docs man ./*.example systemd) |
+		tar xf - -C "$T/$1"
 	printf '\n%s\n' "$3" >>"$T/$1/$2"
 }
 plant clean README.md 'See [the daemon](docs/daemon.md#flags-and-limits).'
