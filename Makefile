@@ -202,9 +202,15 @@ fuzz: fuzz/fuzz_conn
 	mkdir -p fuzz/found
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 
+# make check builds with a job per core even when make was given no -j (a
+# fresh clone's `make check`); its tests get no make flags (a test that
+# runs make, as test_install does, runs it as a user would).
+ifneq ($(filter check,$(MAKECMDGOALS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn \
 		tests/bin/bad_producer
-	bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
+	env -u MAKEFLAGS -u MFLAGS bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
 # The Check suites alone, no processes started: debian/rules runs them.
 check-unit: $(CHECKS)

@@ -5,7 +5,8 @@
 # 0.9 of its fast rate beside 10 slow clients of 8 MiB while the blocking
 # libfcgi loop stalls below 0.2 in the same run.  Then --cgi in a reduced
 # form (8 MiB, 10 slow clients, 4 hung scripts): evfcgid --cgi keeps 0.9
-# while fcgiwrap -c 1 stalls, with the CGI measurements.  Then the verdict
+# while fcgiwrap -c 1 stalls (the CGI measurements, which judge no rate,
+# are tests/test_experiment_measure.sh's, beside other tests).  Then the verdict
 # is shown to fail on results where either half does not hold, and the
 # command line's errors.
 source "$(dirname "$0")/lib.sh"
@@ -79,7 +80,7 @@ check "verdict holds when re-judged from the run's own results.tsv" test $? -eq 
 # --- the CGI cells (issue 12), reduced ---------------------------------------
 COUT=$T/cgi
 "$EXP" --cgi --backends evfcgid-cgi,fcgiwrap1 --sizes 8388608 --slow 10 --hang 4 \
-	--out "$COUT" >"$T/cgi.out" 2>&1
+	--no-measure --out "$COUT" >"$T/cgi.out" 2>&1
 rc=$?
 grep '^\[' "$T/cgi.out" | sed 's/^/# /'
 sed -n '/^| backend/,/^$/p; /^Verdict/,$p' "$COUT/results.md" | sed 's/^/# /'
@@ -107,20 +108,8 @@ for s in 8388608 hang; do
 	check "fcgiwrap -c 1 had a real baseline first in the $s cell ($b fetches/s alone)" \
 		awk -v b="$b" 'BEGIN { exit !(b >= 20) }'
 done
-# measure NAME: a value of cgi_measure.tsv.
-measure() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$COUT/cgi_measure.tsv" 2>/dev/null; }
-e=$(measure evfcgid_cgi_rps) f=$(measure fcgiwrap4_rps)
-check "CGI requests/s measured for both (evfcgid --cgi $e, fcgiwrap -c 4 $f)" \
-	awk -v e="$e" -v f="$f" 'BEGIN { exit !(e > 0 && f > 0) }'
-check "... and every answer was a 2xx ($(measure evfcgid_cgi_failures), $(measure fcgiwrap4_failures) failed)" \
-	test "$(measure evfcgid_cgi_failures)" = 0 -a "$(measure fcgiwrap4_failures)" = 0
-rss=$(measure rss_beside_kib) kids=$(measure programs_running)
-# An unbounded queue would hold the 8 MiB outputs; bounded, a slow
-# download costs about a watermark and a pipe buffer: under 1 MiB each.
-check "evfcgid --cgi RSS beside 100 slow CGI downloads under 100 MiB ($rss KiB)" \
-	test "${rss:-999999999}" -gt 0 -a "${rss:-999999999}" -lt 102400
-check "... with their programs running, waiting in write() ($kids)" test "${kids:-0}" -ge 90
-check "results.md quotes the measurements" grep -q '^CGI requests/s on the trivial script' "$COUT/results.md"
+check "--no-measure: no measurement taken here (tests/test_experiment_measure.sh takes them)" \
+	test ! -e "$COUT/cgi_measure.tsv"
 check "ratio_vs_slow.png of the CGI run is a PNG" \
 	bash -c "head -c 8 '$COUT/ratio_vs_slow.png' | od -An -c | grep -q 'P   N   G'"
 # cgi_doctored NAME BACKEND SIZE RATIO WHY: rejudge of the --cgi run.

@@ -31,24 +31,30 @@ check "the shipped timeouts found (evfcgid --write-timeout '$wt', nginx send_tim
 [ "$FAILS" -eq 0 ] || finish
 
 # One evfcgid and one front end per scale; whole seconds are rounded down.
+# Two such stacks per front end: one for the slow readers (nginx,
+# lighttpd), one for the stuck readers (stuck.nginx, stuck.lighttpd), so
+# that both cases run at once, each with a daemon and a log of its own.
 declare -A K=([nginx]=100 [lighttpd]=500) SIZE=([nginx]=2097152 [lighttpd]=8388608)
 declare -A BACKEND PORT LOG PID CLIENT
-for fe in nginx lighttpd; do
+for name in nginx lighttpd stuck.nginx stuck.lighttpd; do
+	fe=${name#stuck.}
 	k=${K[$fe]}
 	start_evfcgid --write-timeout $((wt / k))
-	BACKEND[$fe]=127.0.0.1:$EVFCGID_PORT
-	LOG[$fe]=$EVFCGID_LOG
-	PID[$fe]=$EVFCGID_PID
-	PORT[$fe]=$(freeport)
+	BACKEND[$name]=127.0.0.1:$EVFCGID_PORT
+	LOG[$name]=$EVFCGID_LOG
+	PID[$name]=$EVFCGID_PID
+	PORT[$name]=$(freeport)
 	if [ "$fe" = nginx ]; then
-		echo "# nginx, scaled by $k: send_timeout $((st * 1000 / k)) ms, evfcgid --write-timeout $((wt / k)) s"
-		nginx_conf "$T/nginx" "${PORT[$fe]}" "${BACKEND[$fe]}" workers=1 errlog=info \
-			send_timeout=$((st * 1000 / k))ms && start_nginx "$T/nginx"
+		[ "$name" = nginx ] &&
+			echo "# nginx, scaled by $k: send_timeout $((st * 1000 / k)) ms, evfcgid --write-timeout $((wt / k)) s"
+		nginx_conf "$T/$name" "${PORT[$name]}" "${BACKEND[$name]}" workers=1 errlog=info \
+			send_timeout=$((st * 1000 / k))ms && start_nginx "$T/$name"
 	else
-		echo "# lighttpd, scaled by $k: max-write-idle $((lt / k)) s, evfcgid --write-timeout $((wt / k)) s"
-		lighttpd_conf "$T/lighttpd" "${PORT[$fe]}" "${BACKEND[$fe]}" \
-			max_write_idle=$((lt / k)) && start_lighttpd "$T/lighttpd"
-	fi || { not_ok "$fe started"; finish; }
+		[ "$name" = lighttpd ] &&
+			echo "# lighttpd, scaled by $k: max-write-idle $((lt / k)) s, evfcgid --write-timeout $((wt / k)) s"
+		lighttpd_conf "$T/$name" "${PORT[$name]}" "${BACKEND[$name]}" \
+			max_write_idle=$((lt / k)) && start_lighttpd "$T/$name"
+	fi || { not_ok "$name started"; finish; }
 done
 
 # --- Reading slowly: behind each front end one client with http_get's
@@ -60,6 +66,38 @@ for fe in nginx lighttpd; do
 		CLIENT[$fe.$b]=$SPAWNED
 	done
 done
+# --- A client that stops reading for good: the front end cuts it after
+# its (scaled) timeout, closes the backend connection, and evfcgid gives
+# back what it held, a watermark at most.  One stuck reader behind each
+# front end of the stuck stacks, both at once and while the slow readers
+# above read, so that the timeouts run side by side.
+queued_is() { [ "$(status_of "$1" bytes_queued)" -eq "$2" ]; }
+queued_over() { [ "$(status_of "$1" bytes_queued)" -gt "$2" ]; }
+declare -A STUCK HELD SINCE
+for name in nginx lighttpd; do
+	spawn "$HTTP_GET" -p 3600000 "http://127.0.0.1:${PORT[stuck.$name]}/size?${SIZE[$name]}" >/dev/null 2>&1
+	STUCK[$name]=$SPAWNED
+done
+for name in nginx lighttpd; do
+	backend=${BACKEND[stuck.$name]}
+	wait_until 5 queued_over "$backend" 0
+	sleep 0.5
+	read -r held high <<<"$(status_of "$backend" bytes_queued high_water)"
+	HELD[$name]=$held
+	SINCE[$name]=$(now_ns)
+	check "behind $name, a stuck reader: evfcgid holds at most a watermark for it ($held bytes)" \
+		test "$held" -gt 0 -a "$held" -le $((high + 65536 + 64))
+done
+for name in nginx lighttpd; do
+	backend=${BACKEND[stuck.$name]}
+	# 20 s from its own held check, as when they ran one after the other.
+	wait_until "$(awk -v ms="$(ms_since "${SINCE[$name]}")" 'BEGIN { printf "%.3f", (20000 - ms) / 1000 }')" \
+		queued_is "$backend" 0
+	check "behind $name, the stuck reader cut and its ${HELD[$name]} bytes given back (after $(ms_since "${SINCE[$name]}") ms)" \
+		queued_is "$backend" 0
+	kill "${STUCK[$name]}" 2>/dev/null
+done
+
 for c in nginx.512 nginx.0 lighttpd.512 lighttpd.0; do
 	fe=${c%.*}
 	wait "${CLIENT[$c]}"
@@ -77,25 +115,5 @@ for fe in nginx lighttpd; do
 done
 check "nginx timed no client out" sh -c "! grep -q 'timed out' '$T/nginx/error.log'"
 
-# --- A client that stops reading for good: the front end cuts it after
-# its (scaled) timeout, closes the backend connection, and evfcgid gives
-# back what it held, a watermark at most.
-queued_is() { [ "$(status_of "$backend" bytes_queued)" -eq "$1" ]; }
-queued_over() { [ "$(status_of "$backend" bytes_queued)" -gt "$1" ]; }
-for name in nginx lighttpd; do
-	backend=${BACKEND[$name]}
-	spawn "$HTTP_GET" -p 3600000 "http://127.0.0.1:${PORT[$name]}/size?${SIZE[$name]}" >/dev/null 2>&1
-	stuck=$SPAWNED
-	wait_until 5 queued_over 0
-	sleep 0.5
-	read -r held high <<<"$(status_of "$backend" bytes_queued high_water)"
-	check "behind $name, a stuck reader: evfcgid holds at most a watermark for it ($held bytes)" \
-		test "$held" -gt 0 -a "$held" -le $((high + 65536 + 64))
-	start=$(now_ns)
-	wait_until 20 queued_is 0
-	check "behind $name, the stuck reader cut and its $held bytes given back (after $(ms_since "$start") ms)" \
-		queued_is 0
-	kill "$stuck" 2>/dev/null
-done
-check "both evfcgid are up" kill -0 "${PID[nginx]}" "${PID[lighttpd]}"
+check "every evfcgid is up" kill -0 "${PID[@]}"
 finish
