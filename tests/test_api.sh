@@ -15,7 +15,7 @@ command -v cgi-fcgi >/dev/null || { not_ok "cgi-fcgi is installed"; finish; }
 sed -n '/<!-- example:begin -->/,/<!-- example:end -->/p' "$TOP/README.md" |
 	sed '1d;$d' | sed '1{/^```/d};${/^```/d}' >"$T/hi.c"
 check "README example extracted ($(wc -l <"$T/hi.c") lines)" grep -q 'evfcgi_run' "$T/hi.c"
-if cc -std=c11 -Wall -Wextra -Werror -I"$TOP/src" -o "$T/hi" "$T/hi.c" \
+if cc -std=c11 -Wall -Wextra -Werror -I"$TOP/src/engine" -o "$T/hi" "$T/hi.c" \
 	"$TOP/src/libevfcgi.a" $(pkg-config --cflags --libs libevent 2>/dev/null || echo -levent) \
 	2>"$T/hi.err"; then
 	ok "README example compiles warning-free against src/libevfcgi.a"
