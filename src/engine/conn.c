@@ -225,6 +225,26 @@ conn_read_update(struct conn *c)
 	c->c_reading = want;
 }
 
+size_t
+conn_input_len(const struct conn *c)
+{
+	return c->c_in != NULL ? evbuffer_get_length(c->c_in) : 0;
+}
+
+int
+conn_input_pending(struct conn *c)
+{
+	struct evbuffer		*in = c->c_in;
+	struct fcgi_header	 h;
+	uint8_t			 hb[FCGI_HEADER_LEN];
+
+	if (in == NULL ||
+	    evbuffer_copyout(in, hb, sizeof(hb)) < (ev_ssize_t)sizeof(hb) ||
+	    fcgi_header_decode(hb, sizeof(hb), &h) < 0)
+		return 0;
+	return evbuffer_get_length(in) >= fcgi_record_len(&h);
+}
+
 /* Marks c busy so that a close inside a callback defers the free. */
 static void
 conn_enter(struct conn *c)

@@ -175,12 +175,6 @@ conn_input_done(struct conn *c, int consumed)
 	}
 }
 
-size_t
-conn_input_len(const struct conn *c)
-{
-	return c->c_in != NULL ? evbuffer_get_length(c->c_in) : 0;
-}
-
 /*
  * Notes when the input began to end inside a record: at the first byte of
  * that record (a new one when records were consumed since), or when c
@@ -231,20 +225,6 @@ conn_hold(struct conn *c, const struct fcgi_header *h)
 		    c->c_peer, c->c_tab.rt_n, h->request_id);
 	c->c_held = 1;
 	return 1;
-}
-
-int
-conn_input_pending(struct conn *c)
-{
-	struct evbuffer		*in = c->c_in;
-	struct fcgi_header	 h;
-	uint8_t			 hb[FCGI_HEADER_LEN];
-
-	if (in == NULL ||
-	    evbuffer_copyout(in, hb, sizeof(hb)) < (ev_ssize_t)sizeof(hb) ||
-	    fcgi_header_decode(hb, sizeof(hb), &h) < 0)
-		return 0;
-	return evbuffer_get_length(in) >= fcgi_record_len(&h);
 }
 
 /* Handles one record.  Returns 0, or -1 when it closed the connection. */
