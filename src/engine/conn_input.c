@@ -2,8 +2,9 @@
  * conn_input.c: the input side of a connection.  Whole records are taken
  * from the connection's input and acted on: requests begun, fed their
  * PARAMS and STDIN, dispatched, aborted; management records answered.
- * It shares struct conn with conn.c and calls only the few conn.c
- * functions conn.h lists for it, and the request layer below.
+ * It sits above conn.c: it shares struct conn, calls the conn.c functions
+ * conn.h lists for it and the request layer below; conn.c reaches it only
+ * through conn_env's ce_process and ce_read, which the server sets.
  */
 #include <sys/types.h>
 
