@@ -6,9 +6,7 @@
  * the connection's output is below its watermark: a slow client leaves
  * the program blocked in its own write().  Output held while the body
  * still comes is charged to the engine's own cap (--max-queued bytes,
- * apart from the connections' output).  stderr is logged line by line,
- * at most so many lines a second, and past CGI_ERR_MAX discarded at a
- * paced rate.
+ * apart from the connections' output).  (stderr: cgi_child.c.)
  */
 #include <sys/types.h>
 
@@ -34,8 +32,6 @@
  * of data would take 128 KiB.
  */
 #define IO_READ_MAX	(65536 - 128)
-#define IO_ERR_TURN	(CGI_ERR_PACE_BYTES / 16384) /* stderr reads a callback */
-#define IO_ERR_LAST	64	/* and at most when its process has ended */
 
 static int	io_read(struct evbuffer *, int, size_t);
 static void	io_incb(evutil_socket_t, short, void *);
@@ -49,10 +45,6 @@ static void	io_close_in(struct cgi_job *);
 static void	io_release(struct cgi_job *);
 static void	io_unhold(struct cgi_job *);
 static void	io_holdcb(void *);
-static void	io_err_bytes(struct cgi_child *, const char *, size_t);
-static void	io_err_take(struct cgi_child *, const char *, size_t);
-static void	io_err_line(struct cgi_child *);
-static void	io_err_summary(struct cgi_child *);
 
 /*
  * Reads at most want (and IO_READ_MAX) bytes of a program's stdout, fd,
@@ -72,19 +64,6 @@ io_read(struct evbuffer *dst, int fd, size_t want)
 		return -1;
 	}
 	return (int)n;
-}
-
-char *
-cgi_safe_str(const char *s)
-{
-	char	*c, *p;
-
-	if ((c = strdup(s)) == NULL)
-		return NULL;
-	for (p = c; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return c;
 }
 
 int
@@ -467,133 +446,4 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 	snprintf(msg, sizeof(msg), "reading its output: %s", strerror(errno));
 	cgi_job_fail(job, 502, msg);
 	return 0;
-}
-
-/* Logs the line gathered, within the rate; counts it otherwise. */
-static void
-io_err_line(struct cgi_child *ch)
-{
-	time_t	 now = time(NULL);
-
-	if (ch->ch_linelen > 0 && ch->ch_line[ch->ch_linelen - 1] == '\r')
-		ch->ch_linelen--;
-	ch->ch_line[ch->ch_linelen] = '\0';
-	if (now != ch->ch_sec) {
-		io_err_summary(ch);
-		ch->ch_sec = now;
-		ch->ch_lines = 0;
-	}
-	if (ch->ch_lines < ch->ch_cg->cg_cfg.c_stderr_rate) {
-		ch->ch_lines++;
-		log_warn("cgi %s[%d]: %s%s", ch->ch_name, (int)ch->ch_pid,
-		    ch->ch_line, ch->ch_cut ? " [cut]" : "");
-	} else
-		ch->ch_dropped++;
-	ch->ch_linelen = 0;
-	ch->ch_cut = 0;
-}
-
-/* Says how many lines the rate kept from the log, if any. */
-static void
-io_err_summary(struct cgi_child *ch)
-{
-	if (ch->ch_dropped == 0)
-		return;
-	log_warn("cgi %s[%d]: %lu more stderr lines not logged (over %d a "
-	    "second)", ch->ch_name, (int)ch->ch_pid, ch->ch_dropped,
-	    ch->ch_cg->cg_cfg.c_stderr_rate);
-	ch->ch_dropped = 0;
-}
-
-/* Splits stderr bytes into lines (control characters made '?'). */
-static void
-io_err_bytes(struct cgi_child *ch, const char *p, size_t len)
-{
-	size_t		 i;
-	unsigned char	 c;
-
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)p[i];
-		if (c == '\n') {
-			io_err_line(ch);
-			continue;
-		}
-		if (ch->ch_linelen >= CGI_LINE_MAX) {
-			ch->ch_cut = 1;
-			continue;
-		}
-		ch->ch_line[ch->ch_linelen++] = (c < 0x20 && c != '\t' &&
-		    c != '\r') || c == 0x7f ? '?' : (char)c;
-	}
-}
-
-/*
- * Takes len stderr bytes: parsed into lines up to CGI_ERR_MAX in all,
- * counted beyond (the first time, said).
- */
-static void
-io_err_take(struct cgi_child *ch, const char *p, size_t len)
-{
-	size_t	 take = CGI_ERR_MAX - ch->ch_errbytes;
-
-	if (take > len)
-		take = len;
-	io_err_bytes(ch, p, take);
-	ch->ch_errbytes += take;
-	if (take == len)
-		return;
-	if (ch->ch_errgone == 0)
-		log_warn("cgi %s[%d]: over %d bytes of stderr: the rest is "
-		    "read and discarded", ch->ch_name, (int)ch->ch_pid,
-		    CGI_ERR_MAX);
-	ch->ch_errgone += len - take;
-}
-
-void
-cgi_io_stderr(struct cgi_child *ch, int final)
-{
-	struct timeval	 tv = { 0, CGI_ERR_PACE_MS * 1000 };
-	char		 buf[16384];
-	ssize_t		 n = -1;
-	size_t		 got = 0;
-	int		 i;
-
-	if (ch->ch_err < 0)
-		return;
-	for (i = 0; i < (final ? IO_ERR_LAST : IO_ERR_TURN); i++) {
-		if ((n = read(ch->ch_err, buf, sizeof(buf))) <= 0)
-			break;
-		io_err_take(ch, buf, (size_t)n);
-		got += (size_t)n;
-	}
-	/* Past the max, a flood is read at a pace: the loop has better to do. */
-	if (!final && got > 0 && ch->ch_errgone > 0) {
-		event_del(ch->ch_errev);
-		evtimer_add(ch->ch_errpace, &tv);
-		return;
-	}
-	if (n == -1 && errno == EINTR)
-		return;
-	if (!final && (n > 0 || (n == -1 && errno == EAGAIN)))
-		return;
-	/* Its end (or its process's): what is left is said now. */
-	if (ch->ch_linelen > 0)
-		io_err_line(ch);
-	io_err_summary(ch);
-	if (ch->ch_errgone > 0)
-		log_warn("cgi %s[%d]: %llu bytes of stderr discarded (over "
-		    "%d)", ch->ch_name, (int)ch->ch_pid, ch->ch_errgone,
-		    CGI_ERR_MAX);
-	event_free(ch->ch_errev);
-	ch->ch_errev = NULL;
-	close(ch->ch_err);
-	ch->ch_err = -1;
-}
-
-void
-cgi_io_errcb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	cgi_io_stderr(arg, 0);
 }
