@@ -225,17 +225,19 @@ tests/bin/check_%.asan: tests/check_%.c $(SUITE_LIBS_ASAN) $(HEADERS) \
 # sanitizers, no libFuzzer), and then for 45 s under libFuzzer (clang:
 # tests/test_fuzz.sh); `make fuzz` runs libFuzzer for FUZZ_SECONDS (60).
 tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/demo/app.o \
-		src/asan/libevfcgi.a $(HEADERS)
+		src/asan/daemon/status.o src/asan/libevfcgi.a $(HEADERS)
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -o $@ fuzz/fuzz_conn.c \
-		fuzz/replay.c src/asan/demo/app.o src/asan/libevfcgi.a $(LDFLAGS) \
+		fuzz/replay.c src/asan/demo/app.o src/asan/daemon/status.o \
+		src/asan/libevfcgi.a $(LDFLAGS) \
 		$(SAN) $(LIBEVENT_LIBS)
 
 # clang is not a package the build needs: deps installs it.
-fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) $(HEADERS) | deps
+fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) src/daemon/status.c \
+		$(HEADERS) | deps
 	clang -std=c11 -D_GNU_SOURCE -I. $(INC_all) -g -O1 -fsanitize=fuzzer,address,undefined \
 		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) \
-		$(LIBEVENT_LIBS)
+		src/daemon/status.c $(LIBEVENT_LIBS)
 
 fuzz: fuzz/fuzz_conn
 	mkdir -p fuzz/found

@@ -56,7 +56,7 @@ engine=$(cd "$TOP/src/engine" && ls *.o | sort)
 check "libevfcgi-internal.a holds exactly src/engine's objects" \
 	test "$members" = "$engine"
 names=$(nm "$TOP/src/libevfcgi.a" "$TOP/src/libevfcgi-internal.a" |
-	awk '{ print $NF }' | grep -E '^(cgi|app|privs|options|opt)_' |
+	awk '{ print $NF }' | grep -E '^(cgi|app|privs|options|opt|status|prom)_' |
 	sort -u | tr '\n' ' ')
 check "libevfcgi has no name of cgi/, demo/ or daemon/${names:+: $names}" \
 	test -z "$names"
