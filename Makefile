@@ -14,21 +14,41 @@ endif
 
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wsign-compare
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. -Isrc $(WARN) $(CFLAGS) $(LIBEVENT_CFLAGS)
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. $(INC_all) $(WARN) $(CFLAGS) \
+	$(LIBEVENT_CFLAGS)
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-DAEMON_SRCS = src/app.c src/main.c src/options.c
+
+# src/ holds four folders, one per layer (src/README): the engine
+# (libevfcgi), then the CGI gateway and the demo routes on it, then the
+# daemon.  A folder's objects see its own headers and those of the folders
+# below it, no others; the tools, the suites and the fuzz harness see all.
+# scripts/layers checks the objects' references (tests/test_layers.sh).
+INC_engine = -Isrc/engine
+INC_cgi = -Isrc/cgi $(INC_engine)
+INC_demo = -Isrc/demo $(INC_engine)
+INC_daemon = -Isrc/daemon $(INC_cgi) -Isrc/demo
+INC_all = $(INC_daemon)
+SRC_CFLAGS = -std=c11 -D_GNU_SOURCE -I. $(INC_$(firstword $(subst /, ,$*))) \
+	$(WARN) $(CFLAGS) $(LIBEVENT_CFLAGS)
+
+ENGINE_SRCS = $(wildcard src/engine/*.c)
+CGI_SRCS = $(wildcard src/cgi/*.c)
+DEMO_SRCS = $(wildcard src/demo/*.c)
+DAEMON_SRCS = $(wildcard src/daemon/*.c)
+CGI_OBJS = $(CGI_SRCS:.c=.o)
+CGI_OBJS_ASAN = $(patsubst src/%.c,src/asan/%.o,$(CGI_SRCS))
+DEMO_OBJS = $(DEMO_SRCS:.c=.o)
 DAEMON_OBJS = $(DAEMON_SRCS:.c=.o)
 
-# The engine is every src/*.c but the demo routes and the command line
-# (main, options).
-# Each object is compiled once per flavour: plain (src/*.o) and with
-# AddressSanitizer and UndefinedBehaviorSanitizer (src/asan/*.o), for the
+# The engine alone makes the library.
+# Each object is compiled once per flavour: plain (src/*/*.o) and with
+# AddressSanitizer and UndefinedBehaviorSanitizer (src/asan/*/*.o), for the
 # Check suites and the fuzz replay.
-LIB_SRCS = $(filter-out $(DAEMON_SRCS),$(wildcard src/*.c))
+LIB_SRCS = $(ENGINE_SRCS)
 LIB_OBJS = $(LIB_SRCS:.c=.o)
 LIB_OBJS_ASAN = $(patsubst src/%.c,src/asan/%.o,$(LIB_SRCS))
 LIB_OBJS_PIC = $(patsubst src/%.c,src/pic/%.o,$(LIB_SRCS))
-HEADERS = $(wildcard src/*.h) config.h
+HEADERS = $(wildcard src/*/*.h) config.h
 
 # tools/*.c are programs, except the modules they share (those with a .h).
 TOOL_LIB_SRCS = $(patsubst %.h,%.c,$(wildcard tools/*.h))
@@ -42,7 +62,7 @@ CHECKS = $(patsubst tests/%.c,tests/bin/%,$(CHECK_SRCS))
 CHECKS_ASAN = $(CHECKS:=.asan)
 
 # The shared library: its own ABI version (not the package's), the soname
-# carries the major; only evfcgi_* is exported (src/libevfcgi.map).
+# carries the major; only evfcgi_* is exported (src/engine/libevfcgi.map).
 SO_MAJOR = 1
 SO_VERSION = $(SO_MAJOR).0.0
 SHLIB = src/libevfcgi.so.$(SO_VERSION)
@@ -70,13 +90,17 @@ deps:
 %.o: %.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
+# $* is FOLDER/NAME: the folder picks the headers the object may see.
+src/%.o: src/%.c $(HEADERS)
+	$(CC) $(CPPFLAGS) $(SRC_CFLAGS) -c -o $@ $<
+
 src/asan/%.o: src/%.c $(HEADERS)
-	@mkdir -p src/asan
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SRC_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
 
 src/pic/%.o: src/%.c $(HEADERS)
-	@mkdir -p src/pic
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SRC_CFLAGS) -fPIC -c -o $@ $<
 
 tools/asan/%.o: tools/%.c $(HEADERS) $(TOOL_HEADERS)
 	@mkdir -p tools/asan
@@ -102,9 +126,9 @@ src/libevfcgi-internal.a: $(LIB_OBJS)
 	ar rcs $@ $(LIB_OBJS)
 
 # -z defs: the library must not lean on symbols of the daemon (app, main).
-$(SHLIB): $(LIB_OBJS_PIC) src/libevfcgi.map
+$(SHLIB): $(LIB_OBJS_PIC) src/engine/libevfcgi.map
 	$(CC) -shared -Wl,-soname,libevfcgi.so.$(SO_MAJOR) \
-		-Wl,--version-script=src/libevfcgi.map -Wl,-z,defs $(LDFLAGS) \
+		-Wl,--version-script=src/engine/libevfcgi.map -Wl,-z,defs $(LDFLAGS) \
 		-o $@ $(LIB_OBJS_PIC) $(LIBEVENT_LIBS)
 	ln -sf libevfcgi.so.$(SO_VERSION) src/libevfcgi.so.$(SO_MAJOR)
 	ln -sf libevfcgi.so.$(SO_MAJOR) src/libevfcgi.so
@@ -112,6 +136,15 @@ $(SHLIB): $(LIB_OBJS_PIC) src/libevfcgi.map
 src/asan/libevfcgi.a: $(LIB_OBJS_ASAN)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS_ASAN)
+
+# The CGI gateway, for the daemon and the suites.
+src/libcgi.a: $(CGI_OBJS)
+	rm -f $@
+	ar rcs $@ $(CGI_OBJS)
+
+src/asan/libcgi.a: $(CGI_OBJS_ASAN)
+	rm -f $@
+	ar rcs $@ $(CGI_OBJS_ASAN)
 
 tools/libtools.a: $(TOOL_LIB_OBJS)
 	rm -f $@
@@ -121,11 +154,13 @@ tools/asan/libtools.a: $(TOOL_LIB_OBJS_ASAN)
 	rm -f $@
 	ar rcs $@ $(TOOL_LIB_OBJS_ASAN)
 
-src/evfcgid: $(DAEMON_OBJS) src/libevfcgi-internal.a
-	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) src/libevfcgi-internal.a \
+# The daemon: its own objects, the demo routes, the CGI gateway, the engine.
+src/evfcgid: $(DAEMON_OBJS) $(DEMO_OBJS) $(CGI_OBJS) src/libevfcgi-internal.a
+	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) $(DEMO_OBJS) $(CGI_OBJS) \
+		src/libevfcgi-internal.a \
 		$(LIBEVENT_LIBS)
 
-# The tools share the codec, the address parser (src/listen.c) and the
+# The tools share the codec, the address parser (src/engine/listen.c) and the
 # modules in tools/; blocking_fcgid is the libfcgi control group and uses
 # none of them.
 tools/blocking_fcgid: tools/blocking_fcgid.c $(HEADERS)
@@ -137,19 +172,20 @@ tools/%: tools/%.c tools/libtools.a src/libevfcgi-internal.a $(HEADERS) \
 
 # The machine's floor for make bench (bench/README-section.md): a bare
 # epoll responder on the codec and the address parser alone, no libevent.
-bench/floor: bench/floor.c src/fcgi_proto.o src/listen.o $(HEADERS)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/floor.c src/fcgi_proto.o \
-		src/listen.o $(LDFLAGS)
+bench/floor: bench/floor.c src/engine/fcgi_proto.o src/engine/listen.o \
+		$(HEADERS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/floor.c \
+		src/engine/fcgi_proto.o src/engine/listen.o $(LDFLAGS)
 
 # The examples: applications on the library that include only evfcgi.h
 # (examples/README); json_api also links jansson (libjansson-dev).
 JANSSON_CFLAGS = $(shell pkg-config --cflags jansson 2>/dev/null)
 JANSSON_LIBS = $(or $(shell pkg-config --libs jansson 2>/dev/null),-ljansson)
 
-examples/json_api: examples/json_api.c src/libevfcgi.a src/evfcgi.h
+examples/json_api: examples/json_api.c src/libevfcgi.a src/engine/evfcgi.h
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(JANSSON_CFLAGS) -o $@ $< \
 		src/libevfcgi.a $(LDFLAGS) $(LIBEVENT_LIBS) $(JANSSON_LIBS)
-examples/%: examples/%.c src/libevfcgi.a src/evfcgi.h
+examples/%: examples/%.c src/libevfcgi.a src/engine/evfcgi.h
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/libevfcgi.a $(LDFLAGS) \
 		$(LIBEVENT_LIBS)
 
@@ -158,16 +194,18 @@ tests/bin/freeport: tests/freeport.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 # An application whose producers misbehave (tests/test_producer.sh).
-tests/bin/bad_producer: tests/bad_producer.c src/libevfcgi.a src/evfcgi.h
+tests/bin/bad_producer: tests/bad_producer.c src/libevfcgi.a src/engine/evfcgi.h
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/libevfcgi.a $(LDFLAGS) \
 		$(LIBEVENT_LIBS)
 
-# Each Check suite links the engine, the demo routes and the tools' shared
-# modules (the linker takes from the archives what the suite uses); built
-# twice, the second time against the sanitizer flavour.
-SUITE_LIBS = src/app.o tools/libtools.a src/libevfcgi-internal.a
-SUITE_LIBS_ASAN = src/asan/app.o tools/asan/libtools.a src/asan/libevfcgi.a
+# Each Check suite links the engine, the CGI gateway, the demo routes and
+# the tools' shared modules (the linker takes from the archives what the
+# suite uses); built twice, the second time against the sanitizer flavour.
+SUITE_LIBS = src/demo/app.o tools/libtools.a src/libcgi.a \
+	src/libevfcgi-internal.a
+SUITE_LIBS_ASAN = src/asan/demo/app.o tools/asan/libtools.a \
+	src/asan/libcgi.a src/asan/libevfcgi.a
 
 TEST_HEADERS = $(wildcard tests/*.h)
 
@@ -186,17 +224,20 @@ tests/bin/check_%.asan: tests/check_%.c $(SUITE_LIBS_ASAN) $(HEADERS) \
 # The fuzz harness runs on its seed corpus in every `make check` (gcc,
 # sanitizers, no libFuzzer), and then for 45 s under libFuzzer (clang:
 # tests/test_fuzz.sh); `make fuzz` runs libFuzzer for FUZZ_SECONDS (60).
-tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/app.o \
-		src/asan/libevfcgi.a $(HEADERS)
+tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/demo/app.o \
+		src/asan/daemon/status.o src/asan/libevfcgi.a $(HEADERS)
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -o $@ fuzz/fuzz_conn.c \
-		fuzz/replay.c src/asan/app.o src/asan/libevfcgi.a $(LDFLAGS) \
+		fuzz/replay.c src/asan/demo/app.o src/asan/daemon/status.o \
+		src/asan/libevfcgi.a $(LDFLAGS) \
 		$(SAN) $(LIBEVENT_LIBS)
 
 # clang is not a package the build needs: deps installs it.
-fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(HEADERS) | deps
-	clang -std=c11 -D_GNU_SOURCE -I. -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) src/app.c $(LIBEVENT_LIBS)
+fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) src/daemon/status.c \
+		$(HEADERS) | deps
+	clang -std=c11 -D_GNU_SOURCE -I. $(INC_all) -g -O1 -fsanitize=fuzzer,address,undefined \
+		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) \
+		src/daemon/status.c $(LIBEVENT_LIBS)
 
 fuzz: fuzz/fuzz_conn
 	mkdir -p fuzz/found
@@ -295,7 +336,7 @@ install: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
 	ln -sf libevfcgi.so.$(SO_VERSION) \
 		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_MAJOR)
 	ln -sf libevfcgi.so.$(SO_MAJOR) $(DESTDIR)$(LIBDIR)/libevfcgi.so
-	$(INSTALL) -m 644 src/evfcgi.h $(DESTDIR)$(INCLUDEDIR)/evfcgi.h
+	$(INSTALL) -m 644 src/engine/evfcgi.h $(DESTDIR)$(INCLUDEDIR)/evfcgi.h
 	$(INSTALL) -m 644 evfcgi.pc $(DESTDIR)$(PKGCONFIGDIR)/evfcgi.pc
 	$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3
@@ -328,7 +369,7 @@ uninstall:
 	for u in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/}; done
 
 clean:
-	rm -f src/*.o src/*.a src/libevfcgi.so* src/evfcgid $(TOOLS) \
+	rm -f src/*.o src/*/*.o src/*.a src/libevfcgi.so* src/evfcgid $(TOOLS) \
 		tools/*.o tools/*.a fuzz/fuzz_conn bench/floor evfcgi.pc \
 		$(EXAMPLES)
 	rm -rf src/asan src/pic tools/asan tests/bin tests/out bench/out

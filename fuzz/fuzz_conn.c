@@ -20,6 +20,7 @@
 #include "evfcgi.h"
 #include "fcgi_proto.h"
 #include "log.h"
+#include "status.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -63,6 +64,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	if ((base = event_base_new()) == NULL ||
 	    (srv = evfcgi_server_new(base, &lim)) == NULL ||
 	    app_register(srv, &cfg) == -1 ||
+	    status_register(srv, cfg.max_size) == -1 ||
 	    socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
 		abort();
 	if (evfcgi_adopt(srv, sv[0]) == -1)

@@ -22,7 +22,7 @@ example() {
 build_example() {
 	example "$1"
 	check "$1 example extracted ($(wc -l <"$T/hi.c") lines)" grep -q 'evfcgi_run' "$T/hi.c"
-	if cc -std=c11 -Wall -Wextra -Werror -I"$TOP/src" -o "$T/hi" "$T/hi.c" \
+	if cc -std=c11 -Wall -Wextra -Werror -I"$TOP/src/engine" -o "$T/hi" "$T/hi.c" \
 		"$TOP/src/libevfcgi.a" $(pkg-config --cflags --libs libevent 2>/dev/null || echo -levent) \
 		2>"$T/hi.err"; then
 		ok "$1 example compiles warning-free against src/libevfcgi.a"

@@ -31,7 +31,7 @@ for std in c99 c11; do
 	printf '#include "evfcgi.h"\nint evfcgi_h_alone;\n' >"$T/alone.c"
 	check "evfcgi.h compiles alone, first include, -std=$std -pedantic" \
 		cc -std=$std -pedantic -Wall -Wextra -Werror -I"$T/poison" \
-		-I"$TOP/src" -c -o /dev/null "$T/alone.c"
+		-I"$TOP/src/engine" -c -o /dev/null "$T/alone.c"
 done
 
 cat >"$T/notes.c" <<'EOF'
@@ -108,7 +108,7 @@ main(int argc, char **argv)
 	return 0;
 }
 EOF
-if cc -std=c11 -Wall -Wextra -Werror -I"$T/poison" -I"$TOP/src" -o "$T/notes" "$T/notes.c" \
+if cc -std=c11 -Wall -Wextra -Werror -I"$T/poison" -I"$TOP/src/engine" -o "$T/notes" "$T/notes.c" \
 	"$TOP/src/libevfcgi.a" $(pkg-config --libs libevent 2>/dev/null || echo -levent) \
 	2>"$T/notes.err"; then
 	ok "an application on evfcgi.h alone builds (libevent linked, not included)"

@@ -55,7 +55,7 @@ nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' |
 others=$(grep -v '^evfcgi_' "$T/exports" | tr '\n' ' ')
 check "exports only evfcgi_* ($(wc -l <"$T/exports") symbols${others:+; also: $others})" \
 	test -z "$others"
-grep -oE '\bevfcgi_[a-z_]+\(' "$TOP/src/evfcgi.h" | tr -d '(' | sort -u >"$T/api"
+grep -oE '\bevfcgi_[a-z_]+\(' "$TOP/src/engine/evfcgi.h" | tr -d '(' | sort -u >"$T/api"
 unexported=$(comm -23 "$T/api" "$T/exports" | tr '\n' ' ')
 check "exports every function of evfcgi.h${unexported:+ (missing: $unexported)}" \
 	test -z "$unexported"

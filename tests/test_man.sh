@@ -1,7 +1,7 @@
 #!/bin/bash
 # The manual pages (man/, mdoc): each lint-clean under mandoc at the
 # warning level, every long flag a program's --help prints present in its
-# page, and every function of src/evfcgi.h in evfcgi(3), so the pages
+# page, and every function of src/engine/evfcgi.h in evfcgi(3), so the pages
 # cannot drift from the programs and the header.
 source "$(dirname "$0")/lib.sh"
 
@@ -57,7 +57,7 @@ documents man/fcgi_load.1 "$TOP/tools/fcgi_load"
 
 # Every function the public header declares has its .Nm and its .Fn in
 # the SYNOPSIS of evfcgi(3).
-fns=$(grep -oE '\bevfcgi_[a-z_]+\(' "$TOP/src/evfcgi.h" | tr -d '(' | sort -u)
+fns=$(grep -oE '\bevfcgi_[a-z_]+\(' "$TOP/src/engine/evfcgi.h" | tr -d '(' | sort -u)
 missing=""
 n=0
 for f in $fns; do
@@ -66,11 +66,11 @@ for f in $fns; do
 		grep -qE "^\.Fn $f " "$TOP/man/evfcgi.3" || missing+=" $f"
 done
 if [ "$n" -lt 10 ]; then
-	not_ok "evfcgi.3: found only $n functions in src/evfcgi.h"
+	not_ok "evfcgi.3: found only $n functions in src/engine/evfcgi.h"
 elif [ -z "$missing" ]; then
-	ok "evfcgi.3: all $n functions of src/evfcgi.h (.Nm and .Fn)"
+	ok "evfcgi.3: all $n functions of src/engine/evfcgi.h (.Nm and .Fn)"
 else
-	not_ok "evfcgi.3: functions of src/evfcgi.h not documented:$missing"
+	not_ok "evfcgi.3: functions of src/engine/evfcgi.h not documented:$missing"
 fi
 
 # The pages name their program and section as installed.

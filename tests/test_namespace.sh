@@ -64,7 +64,7 @@ EVCFLAGS=$(pkg-config --cflags libevent 2>/dev/null)
 try() {
 	local kind=$1 port out
 	shift
-	if ! cc -std=c11 -Wall -I"$TOP/src" $EVCFLAGS -o "$T/app-$kind" \
+	if ! cc -std=c11 -Wall -I"$TOP/src/engine" $EVCFLAGS -o "$T/app-$kind" \
 	    "$T/app.c" "$@" $EVLIBS 2>"$T/cc-$kind.err"; then
 		sed 's/^/# /' "$T/cc-$kind.err" | head -n 8
 		not_ok "an app defining fatal, log_msg, conn_new, req_new ... links against the $kind library"

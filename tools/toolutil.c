@@ -1,7 +1,7 @@
 /*
  * toolutil.c: option parsing, clocks and the open file limit shared by the
  * tools.  Nothing here prints or exits: every failure is returned, so each
- * tool keeps its own messages.  Addresses are src/listen.c's business.
+ * tool keeps its own messages.  Addresses are src/engine/listen.c's business.
  */
 #include <sys/types.h>
 #include <sys/resource.h>

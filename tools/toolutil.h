@@ -2,7 +2,7 @@
  * toolutil.h: what the load and fetch tools in tools/ all need around their
  * protocol code: option values, the monotonic clock and the descriptor
  * budget.  Messages and exit statuses stay with each tool; addresses are
- * parsed and resolved by src/listen.h.
+ * parsed and resolved by src/engine/listen.h.
  */
 #ifndef TOOLUTIL_H
 #define TOOLUTIL_H

@@ -39,6 +39,10 @@ struct conn_env {
 	/* c is closing and is freed right after. */
 	void		(*ce_closed)(void *arg, struct conn *c);
 	void		*ce_arg;
+	/* The input side above conn.c (conn_input.c): acts on the records
+	   in c's input, or in n bytes just read at p. */
+	void		(*ce_process)(struct conn *c);
+	void		(*ce_read)(struct conn *c, const uint8_t *p, size_t n);
 	/* Lent to every request: the same base, limits, counters and input
 	   cap as above, with conn_req_ops. */
 	struct req_env	 ce_req;
@@ -142,15 +146,20 @@ void		 conn_drain(struct conn *c);
 int		 conn_stalled(const struct conn *c);
 
 /*
- * Between conn.c and conn_input.c only (the input side of the same
- * connection); no other file calls these.
+ * conn_input.c, the input side of the same connection, above conn.c:
+ * conn.c reaches these only through conn_env's ce_process and ce_read.
  */
 
-/* Parses and acts on the whole records in c's input (conn_input.c). */
+/* Parses and acts on the whole records in c's input. */
 void		 conn_process_input(struct conn *c);
 
 /* The same for n bytes just read at p; what is left is kept in c. */
 void		 conn_process_read(struct conn *c, const uint8_t *p, size_t n);
+
+/*
+ * conn.c's, for conn_input.c (and only for it): the input side's way
+ * into the connection.
+ */
 
 /* Bytes in c's input buffer. */
 size_t		 conn_input_len(const struct conn *c);

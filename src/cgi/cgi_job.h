@@ -1,6 +1,8 @@
 /*
- * cgi_job.h: the CGI engine's inside, shared by cgi.c (requests, children,
- * limits, reaping) and cgi_io.c (the bytes through the pipes).  A job is
+ * cgi_job.h: the CGI engine's inside, shared by its files, from the top
+ * down: cgi.c (requests, jobs, limits, reaping, local redirects), cgi_io.c
+ * (the bytes through the pipes), cgi_redirect.c (a redirect's new
+ * parameters), cgi_child.c (the processes and their stderr).  A job is
  * one request's run (it may run a second program after a local
  * redirect); a child is one process, kept until it is reaped, which may
  * be after its job has ended.
@@ -22,6 +24,7 @@
 struct event;
 struct evbuffer;
 struct evfcgi_req;
+struct cgi_job;
 
 #define CGI_LINE_MAX	1024	/* a stderr line logged, the rest cut */
 #define CGI_NOVER	12	/* params a local redirect overrides */
@@ -34,7 +37,20 @@ struct evfcgi_req;
 #define CGI_ERR_PACE_BYTES	65536
 #define CGI_ERR_PACE_MS	100
 
+/*
+ * What cgi_io.c, below cgi.c, calls of the job's owner: cgi.c's functions
+ * of the same names (cgi_job_fail ...), handed in struct cgi.
+ */
+struct cgi_job_ops {
+	void	(*jo_fail)(struct cgi_job *, int, const char *);
+	void	(*jo_done)(struct cgi_job *);
+	void	(*jo_redirect)(struct cgi_job *, const char *, size_t);
+	void	(*jo_clock_pause)(struct cgi_job *);
+	void	(*jo_clock_resume)(struct cgi_job *);
+};
+
 struct cgi {
+	const struct cgi_job_ops *cg_ops;	/* cgi.c's, for cgi_io.c */
 	struct evfcgi_server	*cg_srv;
 	struct event_base	*cg_base;
 	struct cgi_config	 cg_cfg;
@@ -132,6 +148,12 @@ void	cgi_job_start(struct cgi_job *job, int front);
 void	cgi_run_queue(struct cgi *cg);
 
 /*
+ * Makes the loop reap children, before the first is forked: a SIGCHLD
+ * that came before the handler would be lost.  Returns 0, or -1.
+ */
+int	cgi_sigchld_on(struct cgi *cg);
+
+/*
  * The time limit stops while job's output waits for the client (room in
  * its connection), and goes on when it has room: a slow client is not
  * the program's time.  Each does nothing without a limit or twice over.
@@ -140,12 +162,6 @@ void	cgi_job_clock_pause(struct cgi_job *job);
 void	cgi_job_clock_resume(struct cgi_job *job);
 
 /* cgi_child.c */
-
-/*
- * Makes the loop reap children, before the first is forked: a SIGCHLD
- * that came before the handler would be lost.  Returns 0, or -1.
- */
-int	cgi_sigchld_on(struct cgi *cg);
 
 /* A child record for p, run for job, its stderr read; or NULL. */
 struct cgi_child *cgi_child_new(struct cgi *cg, struct cgi_job *job,
@@ -170,6 +186,27 @@ void	cgi_child_letgo(struct cgi_child *ch, const struct cgi_job *job);
 /* Forgets ch (reaped, or at exit); its stderr is read no more. */
 void	cgi_child_free(struct cgi_child *ch);
 
+/* Reads child's stderr until EAGAIN (final: and closes it). */
+void	cgi_io_stderr(struct cgi_child *ch, int final);
+
+/* libevent callback of a child's stderr. */
+void	cgi_io_errcb(evutil_socket_t fd, short what, void *arg);
+
+/* A copy of s with control characters as '?', or NULL. */
+char	*cgi_safe_str(const char *s);
+
+/* cgi_redirect.c */
+
+/*
+ * The overrides of a local redirect to loc (len bytes: path and query):
+ * the path resolved (cgi_local_path), the program is the longest leading
+ * part of it that is a file under DOCUMENT_ROOT (SCRIPT_NAME), the rest
+ * is PATH_INFO; method GET, no body.  Returns 0, or the status to answer
+ * (500 for a path refused, 404 for no program on it) with *why.
+ */
+int	cgi_redirect_params(struct cgi_job *job, const char *loc, size_t len,
+	    const char **why);
+
 /* cgi_io.c */
 
 /*
@@ -191,13 +228,5 @@ void	cgi_io_feed(struct cgi_job *job);
 void	cgi_io_bodycb(struct evfcgi_req *req, struct evbuffer *body, int done,
 	    void *arg);
 
-/* Reads child's stderr until EAGAIN (final: and closes it). */
-void	cgi_io_stderr(struct cgi_child *ch, int final);
-
-/* libevent callback of a child's stderr. */
-void	cgi_io_errcb(evutil_socket_t fd, short what, void *arg);
-
-/* A copy of s with control characters as '?', or NULL. */
-char	*cgi_safe_str(const char *s);
 
 #endif /* CGI_JOB_H */

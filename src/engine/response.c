@@ -636,3 +636,25 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 		n = (int)strlen(body);
 	return evfcgi_respond(r, status, "text/plain", body, (size_t)n);
 }
+
+int
+req_error_page(struct evfcgi_req *r, int status, const char *detail)
+{
+	const struct req_env	*env = r->r_link->rl_env;
+	const char		*ctype = "text/plain";
+	char			 page[EVFCGI_ERROR_PAGE_MAX];
+	int			 n;
+
+	if (env->re_errpage == NULL)
+		return -1;
+	n = env->re_errpage(r, status, detail, &ctype, page, sizeof(page),
+	    env->re_errpage_arg);
+	if (n < 0 || (size_t)n > sizeof(page)) {
+		if (n >= 0)
+			log_warn("%s: request %u: error page of %d bytes "
+			    "refused: the engine's is sent", r->r_link->rl_peer,
+			    r->r_id, n);
+		return -1;
+	}
+	return evfcgi_respond(r, status, ctype, page, (size_t)n) == 0 ? 0 : 1;
+}

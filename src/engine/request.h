@@ -284,7 +284,7 @@ int	req_header(struct evfcgi_req *, int status, const char *reason,
 
 /*
  * Answers status with the body the server's error page maker gives
- * (reply.c).  Returns 0 when it did (r is gone), 1 when it tried and
+ * (evfcgi_set_error_page()).  Returns 0 when it did (r is gone), 1 when it tried and
  * evfcgi_respond() refused the page (a 500 went instead; r is gone too),
  * -1 when there is no maker or it declined: the caller sends the
  * engine's own page.

@@ -6,9 +6,9 @@
  * the connection's output is below its watermark: a slow client leaves
  * the program blocked in its own write().  Output held while the body
  * still comes is charged to the engine's own cap (--max-queued bytes,
- * apart from the connections' output).  stderr is logged line by line,
- * at most so many lines a second, and past CGI_ERR_MAX discarded at a
- * paced rate.
+ * apart from the connections' output).  (stderr: cgi_child.c.)  Below
+ * cgi.c: what it tells the job's owner (the job done, failed, redirected,
+ * its clock paused) goes through the struct cgi_job_ops cgi.c hands it.
  */
 #include <sys/types.h>
 
@@ -34,8 +34,6 @@
  * of data would take 128 KiB.
  */
 #define IO_READ_MAX	(65536 - 128)
-#define IO_ERR_TURN	(CGI_ERR_PACE_BYTES / 16384) /* stderr reads a callback */
-#define IO_ERR_LAST	64	/* and at most when its process has ended */
 
 static int	io_read(struct evbuffer *, int, size_t);
 static void	io_incb(evutil_socket_t, short, void *);
@@ -49,10 +47,6 @@ static void	io_close_in(struct cgi_job *);
 static void	io_release(struct cgi_job *);
 static void	io_unhold(struct cgi_job *);
 static void	io_holdcb(void *);
-static void	io_err_bytes(struct cgi_child *, const char *, size_t);
-static void	io_err_take(struct cgi_child *, const char *, size_t);
-static void	io_err_line(struct cgi_child *);
-static void	io_err_summary(struct cgi_child *);
 
 /*
  * Reads at most want (and IO_READ_MAX) bytes of a program's stdout, fd,
@@ -72,19 +66,6 @@ io_read(struct evbuffer *dst, int fd, size_t want)
 		return -1;
 	}
 	return (int)n;
-}
-
-char *
-cgi_safe_str(const char *s)
-{
-	char	*c, *p;
-
-	if ((c = strdup(s)) == NULL)
-		return NULL;
-	for (p = c; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return c;
 }
 
 int
@@ -255,7 +236,7 @@ io_outcb(evutil_socket_t fd, short what, void *arg)
 	}
 	event_del(job->j_outev);
 	/* Resumed by the producer: at once if the connection has room. */
-	cgi_job_clock_pause(job);
+	job->j_cg->cg_ops->jo_clock_pause(job);
 	evfcgi_produce(job->j_req, io_produce, job);
 }
 
@@ -300,7 +281,7 @@ io_head(struct cgi_job *job)
 	if (n == -1) {
 		snprintf(msg, sizeof(msg), "reading its output: %s",
 		    strerror(errno));
-		cgi_job_fail(job, 502, msg);
+		job->j_cg->cg_ops->jo_fail(job, 502, msg);
 		return;
 	}
 	if (n == 0) {
@@ -333,7 +314,7 @@ io_head_parse(struct cgi_job *job)
 	look = have < max + 1 ? have : max + 1;
 	if ((p = (const char *)evbuffer_pullup(job->j_head,
 	    (ssize_t)look)) == NULL && look > 0) {
-		cgi_job_fail(job, 500, "out of memory");
+		job->j_cg->cg_ops->jo_fail(job, 500, "out of memory");
 		return;
 	}
 	end = look == 0 ? 0 : cgi_header_scan(p, look, &job->j_scanpos, &why);
@@ -345,18 +326,18 @@ io_head_parse(struct cgi_job *job)
 			snprintf(msg, sizeof(msg), "%s before a whole header "
 			    "block", have == 0 ? "no output" :
 			    "its output ended");
-		cgi_job_fail(job, 502, msg);
+		job->j_cg->cg_ops->jo_fail(job, 502, msg);
 		return;
 	}
 	if (end == 0)
 		return;
 	if (end == -1 || cgi_header_read(p, (size_t)end, &h, &why) == -1) {
 		snprintf(msg, sizeof(msg), "a bad header: %s", why);
-		cgi_job_fail(job, 502, msg);
+		job->j_cg->cg_ops->jo_fail(job, 502, msg);
 		return;
 	}
 	if (h.h_kind == CGI_LOCAL_REDIRECT) {
-		cgi_job_redirect(job, h.h_location.f_value,
+		job->j_cg->cg_ops->jo_redirect(job, h.h_location.f_value,
 		    h.h_location.f_valuelen);
 		return;
 	}
@@ -367,7 +348,7 @@ io_head_parse(struct cgi_job *job)
 		(void)evfcgi_write_buffer(job->j_req, job->j_head,
 		    evbuffer_get_length(job->j_head));
 	if (job->j_eof)
-		cgi_job_done(job);
+		job->j_cg->cg_ops->jo_done(job);
 	else
 		event_add(job->j_outev, NULL);
 }
@@ -400,7 +381,7 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 		    malloc(f.f_namelen + f.f_valuelen + 2);
 		if (line == NULL) {
 			free(ctype);
-			cgi_job_fail(job, 500, "out of memory");
+			job->j_cg->cg_ops->jo_fail(job, 500, "out of memory");
 			return -1;
 		}
 		memcpy(line, f.f_name, f.f_namelen);
@@ -412,7 +393,8 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 			if (ctype == NULL) {
 				if (line != sbuf)
 					free(line);
-				cgi_job_fail(job, 500, "out of memory");
+				job->j_cg->cg_ops->jo_fail(job, 500,
+				    "out of memory");
 				return -1;
 			}
 		} else
@@ -424,7 +406,8 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 	if (req_header(job->j_req, h->h_status, reason, ctype,
 	    h->h_clen) == -1) {
 		free(ctype);
-		cgi_job_fail(job, 502, "its header could not be sent");
+		job->j_cg->cg_ops->jo_fail(job, 502,
+		    "its header could not be sent");
 		return -1;
 	}
 	free(ctype);
@@ -445,14 +428,14 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 	char		 msg[96];
 	int		 n;
 
-	cgi_job_clock_resume(job);
+	job->j_cg->cg_ops->jo_clock_resume(job);
 	if (want < IO_READ_MIN)
 		want = IO_READ_MIN;
 	n = io_read(job->j_tmp, job->j_out, want);
 	if (n > 0) {
 		(void)evfcgi_write_buffer(req, job->j_tmp, (size_t)n);
 		/* Until the next call, it waits for room: the client's time. */
-		cgi_job_clock_pause(job);
+		job->j_cg->cg_ops->jo_clock_pause(job);
 		return 0;
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
@@ -461,139 +444,10 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 		return 0;
 	}
 	if (n == 0) {
-		cgi_job_done(job);
+		job->j_cg->cg_ops->jo_done(job);
 		return 0;
 	}
 	snprintf(msg, sizeof(msg), "reading its output: %s", strerror(errno));
-	cgi_job_fail(job, 502, msg);
+	job->j_cg->cg_ops->jo_fail(job, 502, msg);
 	return 0;
-}
-
-/* Logs the line gathered, within the rate; counts it otherwise. */
-static void
-io_err_line(struct cgi_child *ch)
-{
-	time_t	 now = time(NULL);
-
-	if (ch->ch_linelen > 0 && ch->ch_line[ch->ch_linelen - 1] == '\r')
-		ch->ch_linelen--;
-	ch->ch_line[ch->ch_linelen] = '\0';
-	if (now != ch->ch_sec) {
-		io_err_summary(ch);
-		ch->ch_sec = now;
-		ch->ch_lines = 0;
-	}
-	if (ch->ch_lines < ch->ch_cg->cg_cfg.c_stderr_rate) {
-		ch->ch_lines++;
-		log_warn("cgi %s[%d]: %s%s", ch->ch_name, (int)ch->ch_pid,
-		    ch->ch_line, ch->ch_cut ? " [cut]" : "");
-	} else
-		ch->ch_dropped++;
-	ch->ch_linelen = 0;
-	ch->ch_cut = 0;
-}
-
-/* Says how many lines the rate kept from the log, if any. */
-static void
-io_err_summary(struct cgi_child *ch)
-{
-	if (ch->ch_dropped == 0)
-		return;
-	log_warn("cgi %s[%d]: %lu more stderr lines not logged (over %d a "
-	    "second)", ch->ch_name, (int)ch->ch_pid, ch->ch_dropped,
-	    ch->ch_cg->cg_cfg.c_stderr_rate);
-	ch->ch_dropped = 0;
-}
-
-/* Splits stderr bytes into lines (control characters made '?'). */
-static void
-io_err_bytes(struct cgi_child *ch, const char *p, size_t len)
-{
-	size_t		 i;
-	unsigned char	 c;
-
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)p[i];
-		if (c == '\n') {
-			io_err_line(ch);
-			continue;
-		}
-		if (ch->ch_linelen >= CGI_LINE_MAX) {
-			ch->ch_cut = 1;
-			continue;
-		}
-		ch->ch_line[ch->ch_linelen++] = (c < 0x20 && c != '\t' &&
-		    c != '\r') || c == 0x7f ? '?' : (char)c;
-	}
-}
-
-/*
- * Takes len stderr bytes: parsed into lines up to CGI_ERR_MAX in all,
- * counted beyond (the first time, said).
- */
-static void
-io_err_take(struct cgi_child *ch, const char *p, size_t len)
-{
-	size_t	 take = CGI_ERR_MAX - ch->ch_errbytes;
-
-	if (take > len)
-		take = len;
-	io_err_bytes(ch, p, take);
-	ch->ch_errbytes += take;
-	if (take == len)
-		return;
-	if (ch->ch_errgone == 0)
-		log_warn("cgi %s[%d]: over %d bytes of stderr: the rest is "
-		    "read and discarded", ch->ch_name, (int)ch->ch_pid,
-		    CGI_ERR_MAX);
-	ch->ch_errgone += len - take;
-}
-
-void
-cgi_io_stderr(struct cgi_child *ch, int final)
-{
-	struct timeval	 tv = { 0, CGI_ERR_PACE_MS * 1000 };
-	char		 buf[16384];
-	ssize_t		 n = -1;
-	size_t		 got = 0;
-	int		 i;
-
-	if (ch->ch_err < 0)
-		return;
-	for (i = 0; i < (final ? IO_ERR_LAST : IO_ERR_TURN); i++) {
-		if ((n = read(ch->ch_err, buf, sizeof(buf))) <= 0)
-			break;
-		io_err_take(ch, buf, (size_t)n);
-		got += (size_t)n;
-	}
-	/* Past the max, a flood is read at a pace: the loop has better to do. */
-	if (!final && got > 0 && ch->ch_errgone > 0) {
-		event_del(ch->ch_errev);
-		evtimer_add(ch->ch_errpace, &tv);
-		return;
-	}
-	if (n == -1 && errno == EINTR)
-		return;
-	if (!final && (n > 0 || (n == -1 && errno == EAGAIN)))
-		return;
-	/* Its end (or its process's): what is left is said now. */
-	if (ch->ch_linelen > 0)
-		io_err_line(ch);
-	io_err_summary(ch);
-	if (ch->ch_errgone > 0)
-		log_warn("cgi %s[%d]: %llu bytes of stderr discarded (over "
-		    "%d)", ch->ch_name, (int)ch->ch_pid, ch->ch_errgone,
-		    CGI_ERR_MAX);
-	event_free(ch->ch_errev);
-	ch->ch_errev = NULL;
-	close(ch->ch_err);
-	ch->ch_err = -1;
-}
-
-void
-cgi_io_errcb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	cgi_io_stderr(arg, 0);
 }

@@ -1,6 +1,5 @@
 /*
- * reply.c: conveniences over response.c: a printf-style body write, and
- * the application's own page for error answers (evfcgi_set_error_page()).
+ * reply.c: a convenience over response.c: a printf-style body write.
  */
 #include <sys/types.h>
 
@@ -8,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log.h"
 #include "request.h"
 
 int
@@ -46,26 +44,4 @@ evfcgi_printf(struct evfcgi_req *r, const char *fmt, ...)
 	n = evfcgi_vprintf(r, fmt, ap);
 	va_end(ap);
 	return n;
-}
-
-int
-req_error_page(struct evfcgi_req *r, int status, const char *detail)
-{
-	const struct req_env	*env = r->r_link->rl_env;
-	const char		*ctype = "text/plain";
-	char			 page[EVFCGI_ERROR_PAGE_MAX];
-	int			 n;
-
-	if (env->re_errpage == NULL)
-		return -1;
-	n = env->re_errpage(r, status, detail, &ctype, page, sizeof(page),
-	    env->re_errpage_arg);
-	if (n < 0 || (size_t)n > sizeof(page)) {
-		if (n >= 0)
-			log_warn("%s: request %u: error page of %d bytes "
-			    "refused: the engine's is sent", r->r_link->rl_peer,
-			    r->r_id, n);
-		return -1;
-	}
-	return evfcgi_respond(r, status, ctype, page, (size_t)n) == 0 ? 0 : 1;
 }

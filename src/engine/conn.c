@@ -225,6 +225,26 @@ conn_read_update(struct conn *c)
 	c->c_reading = want;
 }
 
+size_t
+conn_input_len(const struct conn *c)
+{
+	return c->c_in != NULL ? evbuffer_get_length(c->c_in) : 0;
+}
+
+int
+conn_input_pending(struct conn *c)
+{
+	struct evbuffer		*in = c->c_in;
+	struct fcgi_header	 h;
+	uint8_t			 hb[FCGI_HEADER_LEN];
+
+	if (in == NULL ||
+	    evbuffer_copyout(in, hb, sizeof(hb)) < (ev_ssize_t)sizeof(hb) ||
+	    fcgi_header_decode(hb, sizeof(hb), &h) < 0)
+		return 0;
+	return evbuffer_get_length(in) >= fcgi_record_len(&h);
+}
+
 /* Marks c busy so that a close inside a callback defers the free. */
 static void
 conn_enter(struct conn *c)
@@ -452,7 +472,7 @@ conn_readcb(evutil_socket_t fd, short what, void *arg)
 	else {
 		conn_kick_bodies(c);
 		if (c->c_state != CONN_DEAD)
-			conn_process_input(c);
+			c->c_env->ce_process(c);
 	}
 	conn_stage_flush(c);
 	conn_leave(c);
@@ -527,7 +547,7 @@ conn_read(struct conn *c)
 		room = sizeof(conn_scratch);
 	n = read(c->c_fd, conn_scratch, room);
 	if (n > 0) {
-		conn_process_read(c, conn_scratch, (size_t)n);
+		c->c_env->ce_read(c, conn_scratch, (size_t)n);
 		return;
 	}
 	if (n == 0)
@@ -881,7 +901,7 @@ conn_low_mark(struct conn *c)
 	/* New requests first (they are small), then the producers. */
 	if (c->c_state == CONN_PAUSED) {
 		conn_set_state(c, CONN_READING);
-		conn_process_input(c);
+		c->c_env->ce_process(c);
 	}
 	if (c->c_state != CONN_DEAD && !TAILQ_EMPTY(&c->c_producers)) {
 		conn_producers_wake(c);

@@ -1,12 +1,12 @@
 /*
  * cgi_child.c: the CGI engine's processes: one record per child until it
- * is reaped (its job may have ended before), its stderr read, its process
+ * is reaped (its job may have ended before; cgi.c reaps), its process
  * group ended (SIGTERM, SIGKILL after the grace; a grace first when its
- * job is done with it but it still runs), and reaping on SIGCHLD, which
- * ends what it left in its group and frees its slot for who waits.
+ * job is done with it but it still runs), and its stderr: logged line by
+ * line, at most so many lines a second, and past CGI_ERR_MAX discarded at
+ * a paced rate.  It calls nothing of the files above it.
  */
 #include <sys/types.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -21,30 +21,15 @@
 #include "evfcgi.h"
 #include "log.h"
 
+#define IO_ERR_TURN	(CGI_ERR_PACE_BYTES / 16384) /* stderr reads a callback */
+#define IO_ERR_LAST	64	/* and at most when its process has ended */
+
 static void	child_killcb(evutil_socket_t, short, void *);
 static void	child_pacecb(evutil_socket_t, short, void *);
-static void	cgi_reapcb(evutil_socket_t, short, void *);
-
-/*
- * Makes the loop reap children, before the first is forked: a SIGCHLD
- * that came before the handler would be lost (its default is to drop it)
- * and the child left a zombie.  Returns 0, or -1.
- */
-int
-cgi_sigchld_on(struct cgi *cg)
-{
-	if (cg->cg_sigchld != NULL)
-		return 0;
-	if ((cg->cg_sigchld = evsignal_new(cg->cg_base, SIGCHLD, cgi_reapcb,
-	    cg)) == NULL)
-		return -1;
-	if (evsignal_add(cg->cg_sigchld, NULL) == -1) {
-		event_free(cg->cg_sigchld);
-		cg->cg_sigchld = NULL;
-		return -1;
-	}
-	return 0;
-}
+static void	io_err_bytes(struct cgi_child *, const char *, size_t);
+static void	io_err_take(struct cgi_child *, const char *, size_t);
+static void	io_err_line(struct cgi_child *);
+static void	io_err_summary(struct cgi_child *);
 
 
 /* A child record for p, run for job, its stderr read; or NULL. */
@@ -189,40 +174,144 @@ cgi_child_free(struct cgi_child *ch)
 	free(ch);
 }
 
-/* SIGCHLD: reaps every child that ended; their slots go to who waits. */
-static void
-cgi_reapcb(evutil_socket_t fd, short what, void *arg)
+char *
+cgi_safe_str(const char *s)
 {
-	struct cgi		*cg = arg;
-	struct cgi_child	*ch;
-	pid_t			 pid;
-	int			 st;
+	char	*c, *p;
 
+	if ((c = strdup(s)) == NULL)
+		return NULL;
+	for (p = c; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return c;
+}
+
+/* Logs the line gathered, within the rate; counts it otherwise. */
+static void
+io_err_line(struct cgi_child *ch)
+{
+	time_t	 now = time(NULL);
+
+	if (ch->ch_linelen > 0 && ch->ch_line[ch->ch_linelen - 1] == '\r')
+		ch->ch_linelen--;
+	ch->ch_line[ch->ch_linelen] = '\0';
+	if (now != ch->ch_sec) {
+		io_err_summary(ch);
+		ch->ch_sec = now;
+		ch->ch_lines = 0;
+	}
+	if (ch->ch_lines < ch->ch_cg->cg_cfg.c_stderr_rate) {
+		ch->ch_lines++;
+		log_warn("cgi %s[%d]: %s%s", ch->ch_name, (int)ch->ch_pid,
+		    ch->ch_line, ch->ch_cut ? " [cut]" : "");
+	} else
+		ch->ch_dropped++;
+	ch->ch_linelen = 0;
+	ch->ch_cut = 0;
+}
+
+/* Says how many lines the rate kept from the log, if any. */
+static void
+io_err_summary(struct cgi_child *ch)
+{
+	if (ch->ch_dropped == 0)
+		return;
+	log_warn("cgi %s[%d]: %lu more stderr lines not logged (over %d a "
+	    "second)", ch->ch_name, (int)ch->ch_pid, ch->ch_dropped,
+	    ch->ch_cg->cg_cfg.c_stderr_rate);
+	ch->ch_dropped = 0;
+}
+
+/* Splits stderr bytes into lines (control characters made '?'). */
+static void
+io_err_bytes(struct cgi_child *ch, const char *p, size_t len)
+{
+	size_t		 i;
+	unsigned char	 c;
+
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)p[i];
+		if (c == '\n') {
+			io_err_line(ch);
+			continue;
+		}
+		if (ch->ch_linelen >= CGI_LINE_MAX) {
+			ch->ch_cut = 1;
+			continue;
+		}
+		ch->ch_line[ch->ch_linelen++] = (c < 0x20 && c != '\t' &&
+		    c != '\r') || c == 0x7f ? '?' : (char)c;
+	}
+}
+
+/*
+ * Takes len stderr bytes: parsed into lines up to CGI_ERR_MAX in all,
+ * counted beyond (the first time, said).
+ */
+static void
+io_err_take(struct cgi_child *ch, const char *p, size_t len)
+{
+	size_t	 take = CGI_ERR_MAX - ch->ch_errbytes;
+
+	if (take > len)
+		take = len;
+	io_err_bytes(ch, p, take);
+	ch->ch_errbytes += take;
+	if (take == len)
+		return;
+	if (ch->ch_errgone == 0)
+		log_warn("cgi %s[%d]: over %d bytes of stderr: the rest is "
+		    "read and discarded", ch->ch_name, (int)ch->ch_pid,
+		    CGI_ERR_MAX);
+	ch->ch_errgone += len - take;
+}
+
+void
+cgi_io_stderr(struct cgi_child *ch, int final)
+{
+	struct timeval	 tv = { 0, CGI_ERR_PACE_MS * 1000 };
+	char		 buf[16384];
+	ssize_t		 n = -1;
+	size_t		 got = 0;
+	int		 i;
+
+	if (ch->ch_err < 0)
+		return;
+	for (i = 0; i < (final ? IO_ERR_LAST : IO_ERR_TURN); i++) {
+		if ((n = read(ch->ch_err, buf, sizeof(buf))) <= 0)
+			break;
+		io_err_take(ch, buf, (size_t)n);
+		got += (size_t)n;
+	}
+	/* Past the max, a flood is read at a pace: the loop has better to do. */
+	if (!final && got > 0 && ch->ch_errgone > 0) {
+		event_del(ch->ch_errev);
+		evtimer_add(ch->ch_errpace, &tv);
+		return;
+	}
+	if (n == -1 && errno == EINTR)
+		return;
+	if (!final && (n > 0 || (n == -1 && errno == EAGAIN)))
+		return;
+	/* Its end (or its process's): what is left is said now. */
+	if (ch->ch_linelen > 0)
+		io_err_line(ch);
+	io_err_summary(ch);
+	if (ch->ch_errgone > 0)
+		log_warn("cgi %s[%d]: %llu bytes of stderr discarded (over "
+		    "%d)", ch->ch_name, (int)ch->ch_pid, ch->ch_errgone,
+		    CGI_ERR_MAX);
+	event_free(ch->ch_errev);
+	ch->ch_errev = NULL;
+	close(ch->ch_err);
+	ch->ch_err = -1;
+}
+
+void
+cgi_io_errcb(evutil_socket_t fd, short what, void *arg)
+{
 	(void)fd;
 	(void)what;
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		TAILQ_FOREACH(ch, &cg->cg_children, ch_entry)
-			if (ch->ch_pid == pid)
-				break;
-		if (ch == NULL)
-			continue;
-		cgi_io_stderr(ch, 1);
-		if (WIFSIGNALED(st))
-			log_msg(ch->ch_killing ? LOG_INFO : LOG_WARNING,
-			    "cgi %s[%d]: ended by signal %d", ch->ch_name,
-			    (int)pid, WTERMSIG(st));
-		else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
-			log_warn("cgi %s[%d]: exited with status %d",
-			    ch->ch_name, (int)pid, WEXITSTATUS(st));
-		else
-			log_debug("cgi %s[%d]: exited", ch->ch_name, (int)pid);
-		/* What it left in its group (sleep 1000 &) follows it. */
-		if (kill(-pid, SIGKILL) == 0 && !ch->ch_killing)
-			log_info("cgi %s[%d]: what it left running in its "
-			    "process group is ended", ch->ch_name, (int)pid);
-		if (ch->ch_job != NULL)
-			ch->ch_job->j_child = NULL;
-		cgi_child_free(ch);
-	}
-	cgi_run_queue(cg);
+	cgi_io_stderr(arg, 0);
 }

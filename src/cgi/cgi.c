@@ -7,6 +7,7 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +36,13 @@ static void	job_spawn(struct cgi_job *);
 static char	**job_env(struct cgi_job *);
 static void	job_abortcb(struct evfcgi_req *, void *);
 static void	job_timeoutcb(evutil_socket_t, short, void *);
+static void	cgi_reapcb(evutil_socket_t, short, void *);
+
+/* What cgi_io.c, below, calls of a job's owner. */
+static const struct cgi_job_ops cgi_job_ops = {
+	cgi_job_fail, cgi_job_done, cgi_job_redirect, cgi_job_clock_pause,
+	cgi_job_clock_resume
+};
 
 void
 cgi_config_default(struct cgi_config *cfg)
@@ -68,6 +76,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	cg->cg_ops = &cgi_job_ops;
 	cg->cg_srv = srv;
 	cg->cg_base = base;
 	cg->cg_cfg = *cfg;
@@ -517,4 +526,123 @@ cgi_run_queue(struct cgi *cg)
 		job->j_queued = 0;
 		job_spawn(job);
 	}
+}
+
+/*
+ * Makes the loop reap children, before the first is forked: a SIGCHLD
+ * that came before the handler would be lost (its default is to drop it)
+ * and the child left a zombie.  Returns 0, or -1.
+ */
+int
+cgi_sigchld_on(struct cgi *cg)
+{
+	if (cg->cg_sigchld != NULL)
+		return 0;
+	if ((cg->cg_sigchld = evsignal_new(cg->cg_base, SIGCHLD, cgi_reapcb,
+	    cg)) == NULL)
+		return -1;
+	if (evsignal_add(cg->cg_sigchld, NULL) == -1) {
+		event_free(cg->cg_sigchld);
+		cg->cg_sigchld = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* SIGCHLD: reaps every child that ended; their slots go to who waits. */
+static void
+cgi_reapcb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cgi		*cg = arg;
+	struct cgi_child	*ch;
+	pid_t			 pid;
+	int			 st;
+
+	(void)fd;
+	(void)what;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		TAILQ_FOREACH(ch, &cg->cg_children, ch_entry)
+			if (ch->ch_pid == pid)
+				break;
+		if (ch == NULL)
+			continue;
+		cgi_io_stderr(ch, 1);
+		if (WIFSIGNALED(st))
+			log_msg(ch->ch_killing ? LOG_INFO : LOG_WARNING,
+			    "cgi %s[%d]: ended by signal %d", ch->ch_name,
+			    (int)pid, WTERMSIG(st));
+		else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+			log_warn("cgi %s[%d]: exited with status %d",
+			    ch->ch_name, (int)pid, WEXITSTATUS(st));
+		else
+			log_debug("cgi %s[%d]: exited", ch->ch_name, (int)pid);
+		/* What it left in its group (sleep 1000 &) follows it. */
+		if (kill(-pid, SIGKILL) == 0 && !ch->ch_killing)
+			log_info("cgi %s[%d]: what it left running in its "
+			    "process group is ended", ch->ch_name, (int)pid);
+		if (ch->ch_job != NULL)
+			ch->ch_job->j_child = NULL;
+		cgi_child_free(ch);
+	}
+	cgi_run_queue(cg);
+}
+void
+cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
+{
+	struct cgi	*cg = job->j_cg;
+	struct cgi_prog	 prog;
+	const char	*why;
+	char		*argv0, *name, msg[256], to[104];
+	size_t		 i;
+	int		 status;
+
+	if (++job->j_redirects > CGI_MAX_REDIRECTS) {
+		cgi_job_fail(job, 500, "too many local redirects");
+		return;
+	}
+	/* loc points into the header block: copied before it goes. */
+	for (i = 0; i < len && i < sizeof(to) - 4; i++)
+		to[i] = (unsigned char)loc[i] < 0x20 || loc[i] == 0x7f ? '?' :
+		    loc[i];
+	to[i] = '\0';
+	if (i < len)
+		strcpy(to + i, "...");
+	status = cgi_redirect_params(job, loc, len, &why);
+	/* The first program's part is over; it finishes on its own. */
+	cgi_io_close(job);
+	if (job->j_child != NULL)
+		job->j_child->ch_job = NULL;
+	job->j_child = NULL;
+	evbuffer_drain(job->j_head, evbuffer_get_length(job->j_head));
+	job->j_scanpos = 0;
+	job->j_discard = 1;
+	if (job->j_body != NULL)
+		evbuffer_drain(job->j_body, evbuffer_get_length(job->j_body));
+	/* Refused (not missing): the path would leave the CGI root. */
+	if (status == 0 &&
+	    (status = cgi_open(cg->cg_rootfd, cg->cg_root, cg->cg_rootlen,
+	    job->j_over[0].p_value, &prog, &why)) == 403)
+		status = 500;
+	if (status == 0) {
+		argv0 = strdup(job->j_over[0].p_value);
+		name = cgi_safe_str(job->j_over[0].p_value);
+		if (argv0 == NULL || name == NULL) {
+			free(argv0);
+			free(name);
+			cgi_prog_close(&prog);
+			cgi_job_fail(job, 500, "out of memory");
+			return;
+		}
+		cgi_prog_close(&job->j_prog);
+		free(job->j_argv0);
+		free(job->j_name);
+		job->j_prog = prog;
+		job->j_argv0 = argv0;
+		job->j_name = name;
+		log_debug("cgi %s: local redirect", name);
+		cgi_job_start(job, 1);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "local redirect to %s: %s", to, why);
+	cgi_job_fail(job, status, msg);
 }

@@ -4,7 +4,8 @@
  * a request's (decoded, dot segments removed, never above "/"), and the
  * program it names under DOCUMENT_ROOT, which must be inside the CGI
  * root, runs for the same request instead, as a GET with no arguments.
- * What would leave the root is refused with a 500.
+ * What would leave the root is refused with a 500.  Here: the path and
+ * the new parameters; cgi.c's cgi_job_redirect() runs the program.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -19,9 +20,6 @@
 #include "evfcgi.h"
 #include "log.h"
 #include "request.h"
-
-static int	redirect_params(struct cgi_job *, const char *, size_t,
-		    const char **);
 
 long
 cgi_local_path(const char *loc, size_t len, char *out, const char **why)
@@ -85,8 +83,8 @@ cgi_local_path(const char *loc, size_t len, char *out, const char **why)
  * is PATH_INFO; method GET, no body.  Returns 0, or the status to answer
  * (500 for a path refused, 404 for no program on it) with *why.
  */
-static int
-redirect_params(struct cgi_job *job, const char *loc, size_t len,
+int
+cgi_redirect_params(struct cgi_job *job, const char *loc, size_t len,
     const char **why)
 {
 	const char	*root = evfcgi_param(job->j_req, "DOCUMENT_ROOT");
@@ -152,65 +150,4 @@ redirect_params(struct cgi_job *job, const char *loc, size_t len,
 	OVER("PATH_TRANSLATED", NULL);
 #undef OVER
 	return 0;
-}
-
-void
-cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
-{
-	struct cgi	*cg = job->j_cg;
-	struct cgi_prog	 prog;
-	const char	*why;
-	char		*argv0, *name, msg[256], to[104];
-	size_t		 i;
-	int		 status;
-
-	if (++job->j_redirects > CGI_MAX_REDIRECTS) {
-		cgi_job_fail(job, 500, "too many local redirects");
-		return;
-	}
-	/* loc points into the header block: copied before it goes. */
-	for (i = 0; i < len && i < sizeof(to) - 4; i++)
-		to[i] = (unsigned char)loc[i] < 0x20 || loc[i] == 0x7f ? '?' :
-		    loc[i];
-	to[i] = '\0';
-	if (i < len)
-		strcpy(to + i, "...");
-	status = redirect_params(job, loc, len, &why);
-	/* The first program's part is over; it finishes on its own. */
-	cgi_io_close(job);
-	if (job->j_child != NULL)
-		job->j_child->ch_job = NULL;
-	job->j_child = NULL;
-	evbuffer_drain(job->j_head, evbuffer_get_length(job->j_head));
-	job->j_scanpos = 0;
-	job->j_discard = 1;
-	if (job->j_body != NULL)
-		evbuffer_drain(job->j_body, evbuffer_get_length(job->j_body));
-	/* Refused (not missing): the path would leave the CGI root. */
-	if (status == 0 &&
-	    (status = cgi_open(cg->cg_rootfd, cg->cg_root, cg->cg_rootlen,
-	    job->j_over[0].p_value, &prog, &why)) == 403)
-		status = 500;
-	if (status == 0) {
-		argv0 = strdup(job->j_over[0].p_value);
-		name = cgi_safe_str(job->j_over[0].p_value);
-		if (argv0 == NULL || name == NULL) {
-			free(argv0);
-			free(name);
-			cgi_prog_close(&prog);
-			cgi_job_fail(job, 500, "out of memory");
-			return;
-		}
-		cgi_prog_close(&job->j_prog);
-		free(job->j_argv0);
-		free(job->j_name);
-		job->j_prog = prog;
-		job->j_argv0 = argv0;
-		job->j_name = name;
-		log_debug("cgi %s: local redirect", name);
-		cgi_job_start(job, 1);
-		return;
-	}
-	snprintf(msg, sizeof(msg), "local redirect to %s: %s", to, why);
-	cgi_job_fail(job, status, msg);
 }

@@ -30,6 +30,7 @@
 #include "options.h"
 #include "privs.h"
 #include "server_ops.h"
+#include "status.h"
 
 static struct evfcgi_server *setup(const struct config *,
 		    struct event_base **, struct cgi **);
@@ -156,7 +157,8 @@ setup(const struct config *cfg, struct event_base **basep, struct cgi **cgp)
 		log_info("CGI programs under %s, %zu at once, time limit %d s",
 		    cfg->cgi.c_root != NULL ? cfg->cgi.c_root : "/",
 		    cfg->cgi.c_max, cfg->cgi.c_timeout);
-	} else if (app_register(srv, &cfg->app) == -1)
+	} else if (app_register(srv, &cfg->app) == -1 ||
+	    status_register(srv, cfg->app.max_size) == -1)
 		fatal("out of memory");
 	if (cfg->allow != NULL) {
 		if (server_allow(srv, cfg->allow, err, sizeof(err)) == -1) {

@@ -1,7 +1,7 @@
 /*
  * app.h: evfcgid's demo routes (/hello, /big, /size, /stream, /echo,
- * /sleep, /status, /redirect, /upload), written against the public
- * evfcgi.h API only.
+ * /sleep, /redirect, /upload), written against the public evfcgi.h API
+ * only.  (/status is the daemon's: src/daemon/status.c.)
  */
 #ifndef APP_H
 #define APP_H

@@ -2,8 +2,9 @@
  * conn_input.c: the input side of a connection.  Whole records are taken
  * from the connection's input and acted on: requests begun, fed their
  * PARAMS and STDIN, dispatched, aborted; management records answered.
- * It shares struct conn with conn.c and calls only the few conn.c
- * functions conn.h lists for it, and the request layer below.
+ * It sits above conn.c: it shares struct conn, calls the conn.c functions
+ * conn.h lists for it and the request layer below; conn.c reaches it only
+ * through conn_env's ce_process and ce_read, which the server sets.
  */
 #include <sys/types.h>
 
@@ -175,12 +176,6 @@ conn_input_done(struct conn *c, int consumed)
 	}
 }
 
-size_t
-conn_input_len(const struct conn *c)
-{
-	return c->c_in != NULL ? evbuffer_get_length(c->c_in) : 0;
-}
-
 /*
  * Notes when the input began to end inside a record: at the first byte of
  * that record (a new one when records were consumed since), or when c
@@ -231,20 +226,6 @@ conn_hold(struct conn *c, const struct fcgi_header *h)
 		    c->c_peer, c->c_tab.rt_n, h->request_id);
 	c->c_held = 1;
 	return 1;
-}
-
-int
-conn_input_pending(struct conn *c)
-{
-	struct evbuffer		*in = c->c_in;
-	struct fcgi_header	 h;
-	uint8_t			 hb[FCGI_HEADER_LEN];
-
-	if (in == NULL ||
-	    evbuffer_copyout(in, hb, sizeof(hb)) < (ev_ssize_t)sizeof(hb) ||
-	    fcgi_header_decode(hb, sizeof(hb), &h) < 0)
-		return 0;
-	return evbuffer_get_length(in) >= fcgi_record_len(&h);
 }
 
 /* Handles one record.  Returns 0, or -1 when it closed the connection. */
