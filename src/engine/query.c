@@ -16,19 +16,6 @@
 static int	query_decode(struct evfcgi_req *);
 static long	form_decode(char *, const char *, size_t);
 
-/* The value of hex digit c, or -1. */
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Decodes len bytes of form data at src into dst (room for len + 1,
  * NUL-ended): '+' a space, %XX a byte.  Returns the decoded length, or -1
@@ -46,8 +33,8 @@ form_decode(char *dst, const char *src, size_t len)
 		else if (src[i] != '%')
 			dst[o++] = src[i];
 		else if (len - i < 3 ||
-		    (hi = hexval((unsigned char)src[i + 1])) == -1 ||
-		    (lo = hexval((unsigned char)src[i + 2])) == -1 ||
+		    (hi = req_hexval((unsigned char)src[i + 1])) == -1 ||
+		    (lo = req_hexval((unsigned char)src[i + 2])) == -1 ||
 		    (hi | lo) == 0)
 			return -1;
 		else {

@@ -316,9 +316,8 @@ req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 	req_dispatch(r, full);
 }
 
-/* The value of hex digit c, or -1. */
-static int
-hexval(int c)
+int
+req_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -340,8 +339,8 @@ req_pct_decode(char *dst, const char *src, size_t len)
 			dst[o++] = src[i];
 			continue;
 		}
-		if (len - i < 3 || (hi = hexval((unsigned char)src[i + 1])) ==
-		    -1 || (lo = hexval((unsigned char)src[i + 2])) == -1 ||
+		if (len - i < 3 || (hi = req_hexval((unsigned char)src[i + 1])) ==
+		    -1 || (lo = req_hexval((unsigned char)src[i + 2])) == -1 ||
 		    (hi | lo) == 0)
 			return -1;
 		dst[o++] = (char)(hi << 4 | lo);

@@ -232,6 +232,9 @@ void	req_route(struct evfcgi_req *r, const struct req_route *rt, int full);
  */
 long	req_pct_decode(char *dst, const char *src, size_t len);
 
+/* The value of the hex digit c, or -1 (req_pct_decode()'s, query.c's). */
+int	req_hexval(int c);
+
 /*
  * Adds len > 0 bytes of body.  Beyond max_body the request is answered 413
  * (a streamed one: beyond its own cap, and its body is handed to its body
