@@ -180,6 +180,7 @@ struct cgi_prog {
 	int	 pr_fd;		/* the file (read-only, else O_PATH); -1: none */
 	int	 pr_dir;	/* its directory (O_PATH): its working dir */
 	char	*pr_real;	/* its resolved path */
+	int	 pr_script;	/* it starts with "#!": fd 3 stays open for it */
 };
 
 /*

@@ -27,8 +27,7 @@
 
 static int	open_beneath(int, const char *, int, const char *);
 static int	may_exec(int, const struct stat *);
-static int	prog_readable(struct cgi_prog *, const char *,
-		    const struct stat *, const char **);
+static int	open_prog(int, const char *, const char *);
 static int	open_status(int, const char **);
 static void	child_say(const char *, const char *, int);
 static int	child_fd_high(int);
@@ -132,12 +131,13 @@ cgi_open(int rootfd, const char *root, size_t rootlen, const char *path,
     struct cgi_prog *pr, const char **why)
 {
 	struct stat	 st;
-	char		*r, *slash;
+	char		*r, *slash, magic[2];
 	const char	*rel;
 	int		 e;
 
 	pr->pr_fd = pr->pr_dir = -1;
 	pr->pr_real = NULL;
+	pr->pr_script = 0;
 	if (path == NULL || path[0] != '/') {
 		*why = "not an absolute path";
 		return 404;
@@ -168,8 +168,8 @@ cgi_open(int rootfd, const char *root, size_t rootlen, const char *path,
 		    r);
 		*slash = '/';
 	}
-	if (pr->pr_dir == -1 || (pr->pr_fd = open_beneath(pr->pr_dir,
-	    slash + 1, O_PATH, r)) == -1 || fstat(pr->pr_fd, &st) == -1) {
+	if (pr->pr_dir == -1 || (pr->pr_fd = open_prog(pr->pr_dir,
+	    slash + 1, r)) == -1 || fstat(pr->pr_fd, &st) == -1) {
 		e = errno;
 		cgi_prog_close(pr);
 		return open_status(e, why);
@@ -181,41 +181,29 @@ cgi_open(int rootfd, const char *root, size_t rootlen, const char *path,
 		cgi_prog_close(pr);
 		return 403;
 	}
-	return prog_readable(pr, slash + 1, &st, why);
+	/* One read here spares the child a failed exec of a script. */
+	pr->pr_script = pread(pr->pr_fd, magic, 2, 0) == 2 &&
+	    magic[0] == '#' && magic[1] == '!';
+	return 0;
 }
 
 /*
- * The O_PATH descriptor of pr (name in its directory, st) made a
- * readable one of the same file where it may be read: the interpreter
- * of a "#!" script reads it as /dev/fd/3, and perl reads that descriptor
- * itself.  A file that may only be executed keeps O_PATH.  Returns 0, or
- * the status with *why (pr closed): the name is another file now.
+ * Opens the program name beneath its directory dirfd (real: its path)
+ * read-only: the interpreter of a "#!" script reads it as /dev/fd/3, and
+ * perl reads that descriptor itself.  A file that may only be executed
+ * is opened O_PATH.  O_NONBLOCK: a FIFO swapped in must not block us (a
+ * device cannot be, without root's mknod).  Returns the descriptor, or
+ * -1 with errno.
  */
 static int
-prog_readable(struct cgi_prog *pr, const char *name, const struct stat *st,
-    const char **why)
+open_prog(int dirfd, const char *name, const char *real)
 {
-	struct stat	 rst;
-	int		 fd, e;
+	int	 fd;
 
-	/* O_NONBLOCK: a FIFO swapped in meanwhile must not block us. */
-	if ((fd = open_beneath(pr->pr_dir, name, O_RDONLY | O_NONBLOCK |
-	    O_NOCTTY, pr->pr_real)) == -1) {
-		if ((e = errno) == EACCES)
-			return 0;
-		cgi_prog_close(pr);
-		return open_status(e, why);
-	}
-	if (fstat(fd, &rst) == -1 || rst.st_dev != st->st_dev ||
-	    rst.st_ino != st->st_ino) {
-		close(fd);
-		cgi_prog_close(pr);
-		*why = "another file since it was opened";
-		return 403;
-	}
-	close(pr->pr_fd);
-	pr->pr_fd = fd;
-	return 0;
+	if ((fd = open_beneath(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY,
+	    real)) == -1 && errno == EACCES)
+		fd = open_beneath(dirfd, name, O_PATH, real);
+	return fd;
 }
 
 void
@@ -306,12 +294,15 @@ child_run(const struct cgi_prog *pr, char *const argv[], char *const envp[],
 	if (prog != 3 && dup3(prog, 3, O_CLOEXEC) == -1)
 		_exit(127);
 	child_close_from(4);
-	(void)fexecve(3, argv, envp);
 	/*
-	 * ENOENT: a "#!" script, whose interpreter is to read /dev/fd/3,
-	 * which close-on-exec would have closed: it stays open for it.
+	 * A "#!" script's interpreter reads /dev/fd/3, which close-on-exec
+	 * would close: it stays open for it.  ENOENT: a script the parent's
+	 * read did not see as one (it changed in place since).
 	 */
-	if (errno == ENOENT && fcntl(3, F_SETFD, 0) == 0)
+	if (pr->pr_script && fcntl(3, F_SETFD, 0) == -1)
+		_exit(127);
+	(void)fexecve(3, argv, envp);
+	if (errno == ENOENT && !pr->pr_script && fcntl(3, F_SETFD, 0) == 0)
 		(void)fexecve(3, argv, envp);
 	child_say("exec", pr->pr_real, errno);
 	_exit(127);
