@@ -113,8 +113,11 @@ static char	*allow_list;
 static int	 verbose;
 
 static void	usage(FILE *);
+static int	arg_mode(const char *, const char *, long, long *);
 static int	arg_size(const char *, const char *, uint64_t, uint64_t,
 		    uint64_t *);
+static int	listen_append(struct config *, const char *, const char *,
+		    const char *);
 static int	allow_append(struct config *, const char *, const char *,
 		    const char *);
 static int	set_opt(struct config *, const struct opt *, const char *,
@@ -268,6 +271,26 @@ usage_cgi(FILE *f)
 }
 
 /*
+ * Parses an octal mode into *out.  Returns 0, or -1 after a message
+ * naming who when s is not one in [0, max].
+ */
+static int
+arg_mode(const char *who, const char *s, long max, long *out)
+{
+	char	*end;
+
+	errno = 0;
+	*out = strtol(s, &end, 8);
+	if (errno != 0 || *end != '\0' || *s == '\0' || *out < 0 ||
+	    *out > max) {
+		fprintf(stderr, "evfcgid: %s %s: expected an octal mode\n", who,
+		    s);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Parses a size or count with an optional k/m/g suffix into *out.  Returns
  * 0, or -1 after a message naming who (the flag, or file:line and name)
  * when s is not a number in [min, max].
@@ -310,6 +333,38 @@ arg_size(const char *who, const char *s, uint64_t min, uint64_t max,
 bad:
 	fprintf(stderr, "evfcgid: %s %s: expected a number from %" PRIu64
 	    " to %" PRIu64 "\n", who, s, min, max);
+	return -1;
+}
+
+/*
+ * Appends the listening address arg (checked; who names it, where the
+ * file's line or NULL) to cfg's; the command line's replace the file's.
+ * Returns -1 to go on, or 2 after a message.
+ */
+static int
+listen_append(struct config *cfg, const char *who, const char *arg,
+    const char *where)
+{
+	const char	*why;
+	struct addr	 a;
+
+	if (addr_parse(arg, 1, &a, &why) == -1) {
+		fprintf(stderr, "evfcgid: %s %s: %s\n", who, arg, why);
+		return 2;
+	}
+	if (where == NULL && cfg->listen_from_file) {
+		cfg->nlisten = 0;
+		cfg->listen_from_file = 0;
+	}
+	if (cfg->nlisten == MAX_LISTEN) {
+		fprintf(stderr, "evfcgid: %s: at most %d listen addresses\n",
+		    who, MAX_LISTEN);
+		return 2;
+	}
+	cfg->listen_who[cfg->nlisten] = where != NULL ? strdup(who) : NULL;
+	cfg->listen[cfg->nlisten++] = arg;
+	if (where != NULL)
+		cfg->listen_from_file = 1;
 	return -1;
 }
 
@@ -359,10 +414,8 @@ static int
 set_opt(struct config *cfg, const struct opt *o, const char *arg,
     const char *where)
 {
-	char		*p = (char *)cfg + o->o_off, *end;
+	char		*p = (char *)cfg + o->o_off;
 	char		 who[LINE_MAX_LEN];
-	const char	*why;
-	struct addr	 a;
 	long		 mode;
 	uint64_t	 n;
 	int		 rc;
@@ -388,14 +441,8 @@ set_opt(struct config *cfg, const struct opt *o, const char *arg,
 			*(int *)(void *)p = (int)n;
 		break;
 	case K_MODE:
-		errno = 0;
-		mode = strtol(arg, &end, 8);
-		if (errno != 0 || *end != '\0' || *arg == '\0' || mode < 0 ||
-		    mode > (long)o->o_max) {
-			fprintf(stderr, "evfcgid: %s %s: expected an octal "
-			    "mode\n", who, arg);
+		if (arg_mode(who, arg, (long)o->o_max, &mode) == -1)
 			return 2;
-		}
 		*(long *)(void *)p = mode;
 		break;
 	case K_STR:
@@ -407,25 +454,8 @@ set_opt(struct config *cfg, const struct opt *o, const char *arg,
 		*(const char **)(void *)p = arg;
 		break;
 	case K_LISTEN:
-		if (addr_parse(arg, 1, &a, &why) == -1) {
-			fprintf(stderr, "evfcgid: %s %s: %s\n", who, arg, why);
-			return 2;
-		}
-		/* The command line's --listen replace the file's. */
-		if (where == NULL && cfg->listen_from_file) {
-			cfg->nlisten = 0;
-			cfg->listen_from_file = 0;
-		}
-		if (cfg->nlisten == MAX_LISTEN) {
-			fprintf(stderr, "evfcgid: %s: at most %d listen "
-			    "addresses\n", who, MAX_LISTEN);
-			return 2;
-		}
-		cfg->listen_who[cfg->nlisten] = where != NULL ? strdup(who) :
-		    NULL;
-		cfg->listen[cfg->nlisten++] = arg;
-		if (where != NULL)
-			cfg->listen_from_file = 1;
+		if ((rc = listen_append(cfg, who, arg, where)) != -1)
+			return rc;
 		break;
 	case K_ALLOW:
 		if ((rc = allow_append(cfg, who, arg, where)) != -1)
