@@ -355,3 +355,33 @@ start_fake_http() {
 	spawn perl -MIO::Socket::INET -e "$FAKE_HTTP_PL" "$port" "$2"
 	wait_port "$port"
 }
+
+# --- tools/http_load's summary (tests/test_http_load.sh, test_http_load_rate.sh)
+# http_load ARGS...: runs the tool under test; summary in $OUT, stderr in $ERR,
+# exit status in $RC.
+http_load() { capture "$HTTP_LOAD" "$@"; }
+# Fields of the summary in $OUT.
+fetches() { awk 'NR == 1 { print $1 }' <<<"$OUT"; }
+maxpar() { awk 'NR == 1 { print $3 }' <<<"$OUT"; }
+bytes() { awk 'NR == 1 { print $6 }' <<<"$OUT"; }
+seconds() { awk 'NR == 1 { print $9 }' <<<"$OUT"; }
+rate() { awk '/fetches\/sec/ { print $1 }' <<<"$OUT"; }
+code() { awk -v c="$1" '$1 == "code" && $2 == c { print $4 }' <<<"$OUT"; }
+# first_ms: the mean of msecs/first-response, whole milliseconds.
+first_ms() { awk '/^msecs\/first-response/ { printf("%d", $2) }' <<<"$OUT"; }
+# per_conn N: the body bytes/s of each of N connections that ran together.
+per_conn() { awk -v b="$(bytes)" -v s="$(seconds)" -v n="$1" 'BEGIN { printf("%.0f", s > 0 ? b / n / s : 0) }'; }
+# line_count TEXT: the N of the summary line "N TEXT", or 0.
+line_count() { awk -v t="$1" '{ n = $1; $1 = ""; if (substr($0, 2) == t) f = n } END { print f + 0 }' <<<"$OUT"; }
+# g N: N formatted as the summary prints byte totals (%g).
+g() { printf '%g' "$1"; }
+# urls FILE URL...: writes a URL file.
+urls() { local f=$1; shift; printf '%s\n' "$@" >"$f"; }
+# log_count FILE [LINE]: how many lines of FILE are LINE (or how many lines
+# it has).
+log_count() { if [ $# -gt 1 ]; then grep -cFx -- "$2" "$1"; else wc -l <"$1"; fi; }
+# log_has N FILE [LINE]: true if log_count FILE [LINE] is at least N.
+log_has() { [ "$(log_count "${@:2}")" -ge "$1" ]; }
+# logged N FILE [LINE]: log_count FILE [LINE], once it is N or after 2 s
+# (nginx logs a request just after it has sent the answer).
+logged() { wait_until 2 log_has "$@"; log_count "${@:2}"; }

@@ -1,5 +1,6 @@
 #!/bin/bash
-# check: alone (it holds fast clients' rates beside slow ones)
+# (Not "check: alone": it judges no rate, only that each client gets its whole
+# answer and the stuck one is cut; its readers need little processor.)
 # Slow clients behind the front ends, with the timeouts of the shipped
 # configuration scaled down: a client that keeps reading, however slowly,
 # gets its whole answer; one that stops reading for good is cut and what
