@@ -25,6 +25,7 @@
 static int	req_fd_produce(struct evfcgi_req *, size_t, void *);
 static int	hdr_token(const char *);
 static int	hdr_value_bad(const char *);
+static int	hdr_variable_bad(const char *);
 static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
 static int	req_body_writable(struct evfcgi_req *, size_t);
@@ -180,6 +181,27 @@ hdr_value_bad(const char *s)
 	return 0;
 }
 
+/*
+ * Whether name (a token) is an authorizer's "Variable-NAME" (any case)
+ * whose NAME a web server could not pass on as a variable: empty, not all
+ * letters, digits and '_', or a digit first.
+ */
+static int
+hdr_variable_bad(const char *name)
+{
+	const char	*v = name + 9;
+
+	if (strncasecmp(name, "Variable-", 9) != 0)
+		return 0;
+	if (*v == '\0' || (*v >= '0' && *v <= '9'))
+		return 1;
+	for (; *v != '\0'; v++)
+		if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+		    (*v >= '0' && *v <= '9') || *v == '_'))
+			return 1;
+	return 0;
+}
+
 int
 evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 {
@@ -193,6 +215,9 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 	else if (strcasecmp(name, "Status") == 0 ||
 	    strcasecmp(name, "Content-Length") == 0)
 		why = "a field the engine writes";
+	else if (r->r_role == FCGI_AUTHORIZER && hdr_variable_bad(name))
+		why = "Variable-NAME whose NAME is not a variable name "
+		    "(letters, digits, '_'; not a digit first)";
 	else if (hdr_value_bad(value))
 		why = "a control character in the value";
 	else if ((nl = strlen(name)) + (vl = strlen(value)) + 4 >
@@ -201,8 +226,8 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 	else if (req_buf_reserve(&r->r_hdrs, have + nl + vl + 4) == -1)
 		why = "out of memory";
 	if (why != NULL) {
-		log_warn("%s: request %u: header line refused: %s",
-		    r->r_link->rl_peer, r->r_id, why);
+		log_warn("%s: request %u: header line refused: %s (%.64s)",
+		    r->r_link->rl_peer, r->r_id, why, name);
 		return -1;
 	}
 	/* One Content-Type: the last one given. */
