@@ -5,7 +5,7 @@
 #     byte; DATA past --max-body (413) and against FCGI_DATA_LENGTH (400);
 #     DATA before the end of PARAMS (the connection closed, logged); DATA
 #     in a Responder request ignored; an Authorizer, which the demo has no
-#     route for, refused with FCGI_UNKNOWN_ROLE.
+#     route for, refused with FCGI_UNKNOWN_ROLE; and by evfcgid --cgi.
 #   - lighttpd's "mode" => "authorizer" with examples/authorizer in front
 #     of a static file: allowed, 200 and the file; denied, 401 with the
 #     authorizer's WWW-Authenticate and body.
@@ -112,6 +112,11 @@ check "authorizer: the demo has no authorizer route: FCGI_UNKNOWN_ROLE (3)" \
 	grep -qx "2 3" "$T/roles.responder"
 kill -0 "$EVFCGID_PID" 2>/dev/null
 check "evfcgid still runs" test $? -eq 0
+
+# --cgi serves the Responder role alone (docs/cgi.md).
+start_evfcgid --cgi --cgi-root "$T"
+roles_client responder
+check "--cgi: an Authorizer request gets FCGI_UNKNOWN_ROLE (3)" grep -qx "2 3" "$T/roles.responder"
 
 # --- The authorizer behind real front ends.
 APORT=$(freeport)
