@@ -100,7 +100,7 @@ main(int argc, char **argv)
 static void
 authorize(struct evfcgi_req *req, void *arg)
 {
-	static const char	 denied[] = "401: this needs a bearer token\n";
+	static const char	 denied[] = "This needs a bearer token.\n";
 	const char		*auth = evfcgi_param(req, "HTTP_AUTHORIZATION");
 
 	(void)arg;

@@ -35,6 +35,7 @@ struct wire {
 struct resp {
 	char	 out[8192];	/* STDOUT, NUL-ended */
 	size_t	 outlen;
+	int	 nout;		/* STDOUT records with content */
 	int	 ended;		/* END_REQUEST came */
 	uint8_t	 pstatus;
 };
@@ -272,6 +273,7 @@ peer_read(struct peer *p)
 			    rec.hdr.content_length);
 			r->outlen += rec.hdr.content_length;
 			r->out[r->outlen] = '\0';
+			r->nout += rec.hdr.content_length > 0;
 		} else if (rec.hdr.type == FCGI_END_REQUEST) {
 			ck_assert_int_eq(fcgi_end_decode(rec.content,
 			    rec.hdr.content_length, &app, &r->pstatus), 0);
@@ -380,6 +382,8 @@ START_TEST(authorizer_denies)
 	ck_assert_ptr_nonnull(strstr(p->r[1].out,
 	    "\r\nWWW-Authenticate: Bearer realm=\"t\"\r\n"));
 	ck_assert_ptr_nonnull(strstr(p->r[1].out, "\r\n\r\nno\n"));
+	/* In one record: Apache passes on only the body that came in it. */
+	ck_assert_int_eq(p->r[1].nout, 1);
 	peer_free(p);
 }
 END_TEST
