@@ -147,7 +147,9 @@ typedef void	(*evfcgi_body_cb)(struct evfcgi_req *, struct evbuffer *body,
  * ignored.  It answers 200 to let the request through, with header lines
  * "Variable-NAME: value" (evfcgi_header_add()) that the web server hands
  * the responder as NAME; any other status refuses it, and the web server
- * sends that answer (header lines, body) to the client.
+ * sends that answer (header lines, body) to the client.  evfcgi_respond()
+ * sends an authorizer's answer (up to 8 KiB of body) in one record, as
+ * Apache's mod_authnz_fcgi needs to pass the body on.
  *
  * A filter (FastCGI 1.0 6.4) gets STDIN and, after its PARAMS, a second
  * stream, FCGI_DATA (evfcgi_data()), read as STDIN is (capped by
