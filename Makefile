@@ -68,7 +68,8 @@ SO_VERSION = $(SO_MAJOR).0.0
 SHLIB = src/libevfcgi.so.$(SO_VERSION)
 
 # Defined before all: a prerequisite list is expanded where it is read.
-EXAMPLES = examples/json_api examples/static_files examples/sse
+EXAMPLES = examples/json_api examples/static_files examples/sse \
+	examples/authorizer
 
 all: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) tests/bin/freeport \
 	bench/floor $(EXAMPLES)

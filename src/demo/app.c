@@ -4,7 +4,8 @@
  * /stream copies fresh chunks, /echo moves the request body across.  So a
  * slow reader holds at most a watermark of its response in memory.
  * /upload takes its body as it arrives (a streamed route), so an upload of
- * any size holds a watermark too; /redirect shows header lines.
+ * any size holds a watermark too; /redirect shows header lines.  As a
+ * FastCGI Filter, on any path, the demo answers the DATA stream back.
  */
 #include <sys/types.h>
 
@@ -59,6 +60,7 @@ static void	route_echo(struct evfcgi_req *, void *);
 static void	route_sleep(struct evfcgi_req *, void *);
 static void	route_redirect(struct evfcgi_req *, void *);
 static void	route_upload(struct evfcgi_req *, void *);
+static void	route_filter(struct evfcgi_req *, void *);
 static void	upload_body(struct evfcgi_req *, struct evbuffer *, int, void *);
 static void	upload_abort(struct evfcgi_req *, void *);
 static uint32_t	cksum_add(uint32_t, const uint8_t *, size_t);
@@ -108,9 +110,31 @@ app_register(struct evfcgi_server *srv, const struct app_config *cfg)
 	    evfcgi_route_methods(srv, "/redirect", "GET", route_redirect,
 	    NULL) == -1 ||
 	    evfcgi_route_ex(srv, "/upload", EVFCGI_ROUTE_STREAM, "POST,PUT",
-	    route_upload, NULL) == -1)
+	    route_upload, NULL) == -1 ||
+	    evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_FILTER,
+	    NULL, route_filter, NULL) == -1)
 		return -1;
 	return 0;
+}
+
+/*
+ * The Filter role, any path: the DATA stream (the file the web server
+ * filters) back byte for byte, moved across; the STDIN length in a header.
+ */
+static void
+route_filter(struct evfcgi_req *req, void *arg)
+{
+	struct evbuffer	*data = evfcgi_data(req);
+	size_t		 len = evbuffer_get_length(data);
+	char		 n[24];
+
+	(void)arg;
+	snprintf(n, sizeof(n), "%zu", evbuffer_get_length(evfcgi_body(req)));
+	evfcgi_header_add(req, "X-Stdin-Length", n);
+	if (evfcgi_header(req, 200, "application/octet-stream",
+	    (long long)len) == 0)
+		evfcgi_write_buffer(req, data, len);
+	evfcgi_finish(req);
 }
 
 /* Parses a plain decimal count.  Returns 0, or -1 when s is not one. */

@@ -33,9 +33,12 @@ struct conn_env {
 	struct budget			*ce_input;	/* the global input cap */
 	struct evfcgi_server		*ce_srv;	/* for the application */
 	struct linger_set		*ce_linger;	/* done, still sending */
-	/* Fills rt with the route of a request for path with method. */
+	/* Fills rt with the route of a request of role for path with
+	   method. */
 	void		(*ce_route)(void *arg, const char *path,
-			    const char *method, struct req_route *rt);
+			    const char *method, int role, struct req_route *rt);
+	/* Bit 1 << role set: a route takes that role (Responder always). */
+	unsigned	 ce_roles;
 	/* c is closing and is freed right after. */
 	void		(*ce_closed)(void *arg, struct conn *c);
 	void		*ce_arg;

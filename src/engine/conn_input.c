@@ -27,8 +27,12 @@ static int	conn_params(struct conn *, struct evfcgi_req *,
 		    const struct fcgi_record *);
 static int	conn_stdin(struct conn *, struct evfcgi_req *,
 		    const struct fcgi_record *);
+static int	conn_data(struct conn *, struct evfcgi_req *,
+		    const struct fcgi_record *);
+static void	conn_drained(struct conn *, struct evfcgi_req *);
 static void	conn_dispatch(struct conn *, struct evfcgi_req *);
 static void	conn_route(struct conn *, struct evfcgi_req *);
+static void	conn_authorizer(struct conn *, struct evfcgi_req *);
 static int	conn_get_values(struct conn *, const struct fcgi_record *);
 static size_t	conn_get_value(struct conn *, const struct fcgi_nv *,
 		    uint8_t *, size_t);
@@ -258,7 +262,7 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 	case FCGI_STDIN:
 		return r != NULL ? conn_stdin(c, r, rec) : 0;
 	case FCGI_DATA:
-		return 0;
+		return r != NULL ? conn_data(c, r, rec) : 0;
 	case FCGI_END_REQUEST:
 	case FCGI_STDOUT:
 	case FCGI_STDERR:
@@ -320,7 +324,7 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 		/* The peer reused the id: the old body is no longer coming. */
 		conn_req_free(c, r);
 	}
-	if (role != FCGI_RESPONDER)
+	if (role > FCGI_FILTER || !(c->c_env->ce_roles & 1u << role))
 		refuse = FCGI_UNKNOWN_ROLE;
 	else if (c->c_tab.rt_n >= c->c_env->ce_lim->max_reqs ||
 	    (r = req_new(&c->c_link, id, flags & FCGI_KEEP_CONN)) == NULL) {
@@ -332,8 +336,10 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 		c->c_env->ce_st->overloaded++;
 		refuse = FCGI_OVERLOADED;
 	}
-	if (refuse == 0)
+	if (refuse == 0) {
+		r->r_role = (uint8_t)role;
 		return 0;
+	}
 	/* A refusal answers the request: without KEEP_CONN, c ends too. */
 	if (!(flags & FCGI_KEEP_CONN))
 		c->c_close_after = 1;
@@ -362,9 +368,28 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		conn_error(c, why);
 		return -1;
 	}
-	if (r->r_state == REQ_STDIN)
+	if (r->r_role == FCGI_AUTHORIZER)
+		conn_authorizer(c, r);
+	else if (r->r_state == REQ_STDIN)
 		conn_route(c, r);
 	return 0;
+}
+
+/*
+ * An authorizer has no body (FastCGI 1.0 6.3): routed and run at the end
+ * of its PARAMS; STDIN records for it are ignored.  (No authorizer route
+ * is streamed, so r outlives conn_route().)
+ */
+static void
+conn_authorizer(struct conn *c, struct evfcgi_req *r)
+{
+	r->r_stdin_done = 1;
+	if (r->r_state == REQ_STDIN)
+		conn_route(c, r);
+	if (r->r_state == REQ_STDIN)
+		conn_dispatch(c, r);
+	else
+		conn_drained(c, r);
 }
 
 /*
@@ -378,8 +403,12 @@ conn_route(struct conn *c, struct evfcgi_req *r)
 	const struct conn_env	*env = c->c_env;
 	struct req_route	 rt = { .rr_fn = NULL };
 
-	env->ce_route(env->ce_arg, evfcgi_path(r), evfcgi_method(r), &rt);
+	env->ce_route(env->ce_arg, evfcgi_path(r), evfcgi_method(r),
+	    r->r_role, &rt);
 	req_route(r, &rt, budget_over(env->ce_budget));
+	if (r->r_role == FCGI_FILTER && r->r_state == REQ_STDIN &&
+	    req_data_begin(r) == -1)
+		conn_close(c, "out of memory reading DATA");
 }
 
 /*
@@ -413,10 +442,13 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		}
 		return 0;
 	}
-	if (r->r_state != REQ_STDIN)
+	if (r->r_state != REQ_STDIN || r->r_stdin_done)
 		return 0;
 	if (clen == 0) {
-		conn_dispatch(c, r);
+		/* A filter runs once its DATA has ended too. */
+		r->r_stdin_done = 1;
+		if (!r->r_data_open)
+			conn_dispatch(c, r);
 		return 0;
 	}
 	if (req_body_add(r, rec->content, clen) == -1) {
@@ -424,6 +456,48 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Collects a filter's DATA; its empty record ends it, and runs the handler
+ * if STDIN has ended too.  DATA for the other roles is ignored (FastCGI
+ * 1.0 sends it to filters alone).  Returns 0, or -1 when c was closed.
+ */
+static int
+conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
+{
+	if (r->r_role != FCGI_FILTER)
+		return 0;
+	if (r->r_state == REQ_PARAMS) {
+		conn_error(c, "DATA before the end of PARAMS");
+		return -1;
+	}
+	if (r->r_state != REQ_STDIN || !r->r_data_open)
+		return 0;
+	if (rec->hdr.content_length == 0)
+		req_data_end(r);
+	else if (req_data_add(r, rec->content, rec->hdr.content_length) == -1) {
+		conn_close(c, "out of memory reading DATA");
+		return -1;
+	}
+	if (r->r_state == REQ_DRAIN)
+		conn_drained(c, r);
+	else if (!r->r_data_open && r->r_stdin_done)
+		conn_dispatch(c, r);
+	return 0;
+}
+
+/*
+ * r was answered before its input ended (DRAIN): freed once its STDIN
+ * has ended too, else when the empty STDIN comes (conn_stdin()).
+ */
+static void
+conn_drained(struct conn *c, struct evfcgi_req *r)
+{
+	if (r->r_state != REQ_DRAIN || !r->r_stdin_done)
+		return;
+	conn_req_free(c, r);
+	conn_maybe_close(c);
 }
 
 /* Input is complete: hand the request to its route. */

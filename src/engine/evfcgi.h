@@ -135,9 +135,39 @@ typedef void	(*evfcgi_abort_cb)(struct evfcgi_req *, void *);
 typedef void	(*evfcgi_body_cb)(struct evfcgi_req *, struct evbuffer *body,
 	    int done, void *);
 
-/* Route flags, for evfcgi_route_ex(). */
+/*
+ * Route flags, for evfcgi_route_ex().  A route takes the requests of one
+ * FastCGI role: Responder without a role flag (the default handler too),
+ * else the role its flag names.  A request of a role no route takes is
+ * refused at its BEGIN_REQUEST with FCGI_UNKNOWN_ROLE; one whose path no
+ * route of its role takes is answered 404.
+ *
+ * An authorizer (FastCGI 1.0 6.3) gets no body: its handler runs at the
+ * end of PARAMS, CONTENT_LENGTH means nothing and STDIN records are
+ * ignored.  It answers 200 to let the request through, with header lines
+ * "Variable-NAME: value" (evfcgi_header_add()) that the web server hands
+ * the responder as NAME; any other status refuses it, and the web server
+ * sends that answer (header lines, body) to the client.  evfcgi_respond()
+ * sends an authorizer's answer (up to 8 KiB of body) in one record, as
+ * Apache's mod_authnz_fcgi needs to pass the body on.
+ *
+ * A filter (FastCGI 1.0 6.4) gets STDIN and, after its PARAMS, a second
+ * stream, FCGI_DATA (evfcgi_data()), read as STDIN is (capped by
+ * max_body or the route's evfcgi_route_body_limit(), 413 past it);
+ * FCGI_DATA_LENGTH, when given, must be a decimal number the stream
+ * meets (else 400).  Its handler runs once both have ended.  A DATA record
+ * for a Responder or an Authorizer is ignored.
+ */
 #define EVFCGI_ROUTE_PREFIX	0x01	/* path and everything below it */
-#define EVFCGI_ROUTE_STREAM	0x02	/* handler runs at the end of PARAMS */
+#define EVFCGI_ROUTE_STREAM	0x02	/* handler runs at the end of PARAMS
+					   (Responder only) */
+#define EVFCGI_ROUTE_AUTHORIZER	0x04	/* FCGI_AUTHORIZER requests */
+#define EVFCGI_ROUTE_FILTER	0x08	/* FCGI_FILTER requests */
+
+/* The roles of FastCGI 1.0, as evfcgi_role() gives them. */
+#define EVFCGI_RESPONDER	1
+#define EVFCGI_AUTHORIZER	2
+#define EVFCGI_FILTER		3
 
 /* Fills lim with the defaults evfcgid documents in --help. */
 void	evfcgi_limits_default(struct evfcgi_limits *lim);
@@ -194,8 +224,9 @@ int	evfcgi_route_prefix(struct evfcgi_server *srv, const char *prefix,
 	    evfcgi_handler fn, void *arg);
 
 /*
- * The general form: flags EVFCGI_ROUTE_PREFIX and EVFCGI_ROUTE_STREAM,
- * methods NULL for all.  A streamed route's body is not capped by
+ * The general form: flags EVFCGI_ROUTE_PREFIX, EVFCGI_ROUTE_STREAM and
+ * one role (EVFCGI_ROUTE_AUTHORIZER or EVFCGI_ROUTE_FILTER, neither with
+ * EVFCGI_ROUTE_STREAM), methods NULL for all.  A streamed route's body is not capped by
  * max_body (nor charged whole ahead): the handler sets its own cap with
  * evfcgi_body_limit(); what the engine holds of it is charged to max_input.
  */
@@ -245,6 +276,15 @@ const char *evfcgi_param(struct evfcgi_req *req, const char *name);
  */
 int	evfcgi_param_next(struct evfcgi_req *req, size_t *i,
 	    const char **name, const char **value);
+
+/* EVFCGI_RESPONDER, EVFCGI_AUTHORIZER or EVFCGI_FILTER. */
+int	evfcgi_role(struct evfcgi_req *req);
+
+/*
+ * A filter's FCGI_DATA stream (whole when its handler runs), owned by the
+ * request; a handler may drain it.  NULL for the other roles.
+ */
+struct evbuffer *evfcgi_data(struct evfcgi_req *req);
 
 /* REQUEST_METHOD ("GET", "POST" ...), "" when absent. */
 const char *evfcgi_method(struct evfcgi_req *req);
@@ -305,7 +345,9 @@ struct event_base *evfcgi_req_base(struct evfcgi_req *req);
  * or -1 (logged, nothing added) once the header block was sent or the
  * request finished, when name is not an HTTP token or is one the engine
  * writes (Status, Content-Length), when value holds CR, LF or another
- * control character but tab, or past 64 KiB of added headers.
+ * control character but tab, or past 64 KiB of added headers.  For an
+ * authorizer, a name "Variable-NAME" (any case) is refused too unless
+ * NAME is a variable name: letters, digits and '_', not a digit first.
  */
 int	evfcgi_header_add(struct evfcgi_req *req, const char *name,
 	    const char *value);

@@ -26,12 +26,10 @@
 static int	req_decode_params(struct evfcgi_req *, const char **);
 static int	req_cgi_path(struct evfcgi_req *);
 static int	req_cgi_body(struct evfcgi_req *, int);
-static uint64_t	req_body_cap(struct evfcgi_req *);
 static int	req_stream_add(struct evfcgi_req *, const void *, size_t);
 static void	req_engine_end(struct evfcgi_req *, int, const char *);
 static void	req_body_cb(struct evbuffer *, const struct evbuffer_cb_info *,
 		    void *);
-static int	req_charge(struct evfcgi_req *, size_t *, size_t);
 static void	req_uncharge(struct evfcgi_req *, size_t *);
 static void	req_drop_body(struct evfcgi_req *, int, const char *);
 
@@ -80,6 +78,7 @@ req_from_pool(struct req_pool *pool)
 	r->r_pv = keep.r_pv;
 	r->r_pvcap = keep.r_pvcap;
 	r->r_body = keep.r_body;
+	r->r_data = keep.r_data;
 	return r;
 }
 
@@ -88,6 +87,8 @@ static void
 req_destroy(struct evfcgi_req *r)
 {
 	evbuffer_free(r->r_body);
+	if (r->r_data != NULL)
+		evbuffer_free(r->r_data);
 	free(r->r_raw.b_p);
 	free(r->r_mem.b_p);
 	free(r->r_pathbuf.b_p);
@@ -119,6 +120,7 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_link = link;
 	r->r_id = id;
 	r->r_keep = keep != 0;
+	r->r_role = FCGI_RESPONDER;	/* the connection says otherwise */
 	r->r_state = REQ_PARAMS;
 	r->r_head = HEAD_NONE;
 	r->r_fd = -1;
@@ -136,11 +138,7 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	return r;
 }
 
-/*
- * Charges n more bytes of input held to the global cap, on *what.  Returns
- * 0, or -1 (nothing charged) when they do not fit.
- */
-static int
+int
 req_charge(struct evfcgi_req *r, size_t *what, size_t n)
 {
 	struct budget	*b = r->r_link->rl_env->re_input;
@@ -183,6 +181,7 @@ req_free(struct evfcgi_req *r)
 	r->r_stream = r->r_paused = 0;
 	req_uncharge(r, &r->r_charged_params);
 	req_uncharge(r, &r->r_charged_body);
+	req_uncharge(r, &r->r_charged_data);
 	if (r->r_state != REQ_DRAIN && r->r_state != REQ_DONE)
 		r->r_link->rl_env->re_st->requests_active--;
 	pool = r->r_link->rl_env->re_pool;
@@ -191,6 +190,8 @@ req_free(struct evfcgi_req *r)
 		return;
 	}
 	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
+	if (r->r_data != NULL)
+		evbuffer_drain(r->r_data, evbuffer_get_length(r->r_data));
 	buf_reset(&r->r_raw, REQ_KEEP);
 	buf_reset(&r->r_mem, REQ_KEEP);
 	buf_reset(&r->r_pathbuf, REQ_KEEP);
@@ -299,7 +300,9 @@ req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 	r->r_plen = rt->rr_plen;
 	r->r_route_max = rt->rr_body_max;
 	if (rt->rr_fn == NULL || !(rt->rr_flags & EVFCGI_ROUTE_STREAM)) {
-		(void)req_cgi_body(r, 0);
+		/* An authorizer has no body: a CONTENT_LENGTH is the client's. */
+		if (r->r_role != FCGI_AUTHORIZER)
+			(void)req_cgi_body(r, 0);
 		return;
 	}
 	if (req_cgi_body(r, 1) == -1)
@@ -438,8 +441,7 @@ req_cgi_path(struct evfcgi_req *r)
 	return 0;
 }
 
-/* The cap of r's body, not streamed: its route's, else max_body. */
-static uint64_t
+uint64_t
 req_body_cap(struct evfcgi_req *r)
 {
 	return r->r_route_max > 0 ? r->r_route_max :
@@ -763,6 +765,18 @@ struct evbuffer *
 evfcgi_body(struct evfcgi_req *r)
 {
 	return r->r_body;
+}
+
+int
+evfcgi_role(struct evfcgi_req *r)
+{
+	return r->r_role;
+}
+
+struct evbuffer *
+evfcgi_data(struct evfcgi_req *r)
+{
+	return r->r_role == FCGI_FILTER ? r->r_data : NULL;
 }
 
 int

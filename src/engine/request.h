@@ -122,6 +122,7 @@ struct evfcgi_req {
 	struct req_link		*r_link;
 	uint16_t		 r_id;
 	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
+	uint8_t			 r_role;	/* FCGI_RESPONDER ... */
 	enum req_state		 r_state;
 	enum req_head		 r_head;
 	int			 r_nobody;	/* HEAD: body writes dropped */
@@ -140,6 +141,7 @@ struct evfcgi_req {
 	struct param		*r_pv;		/* parsed, into r_mem */
 	size_t			 r_pvcap;
 	struct evbuffer		*r_body;
+	struct evbuffer		*r_data;	/* a filter's DATA, or NULL */
 	struct evfcgi_req	*r_next_free;	/* in the pool */
 	/* Set afresh for each request: */
 	size_t			 r_npv;
@@ -165,6 +167,11 @@ struct evfcgi_req {
 	uint64_t		 r_body_max;	/* 0: no cap */
 	uint64_t		 r_body_seen;	/* bytes that came */
 	long long		 r_clen;	/* CONTENT_LENGTH, -1: unknown */
+	/* A filter (req_data.c): its DATA stream, after PARAMS. */
+	unsigned		 r_data_open:1;	/* its empty DATA not yet in */
+	unsigned		 r_stdin_done:1; /* its empty STDIN came */
+	size_t			 r_charged_data; /* of the global input */
+	long long		 r_data_len;	/* FCGI_DATA_LENGTH, -1: none */
 	/* evfcgi_write_fd(): */
 	int			 r_fd;		/* -1: none */
 	uint64_t		 r_fd_off;
@@ -269,6 +276,28 @@ void	req_dispatch(struct evfcgi_req *r, int full);
  * body-less answer (HEAD) runs its producer once: r then ends here.
  */
 int	req_produce(struct evfcgi_req *r, size_t room);
+
+/*
+ * Charges n more bytes of input held to the global cap, on *what (which
+ * req_free() gives back when it is one of r's r_charged_*).  Returns 0,
+ * or -1 (nothing charged) when they do not fit.
+ */
+int	req_charge(struct evfcgi_req *r, size_t *what, size_t n);
+
+/* The cap of r's body (and a filter's DATA): its route's, else max_body. */
+uint64_t req_body_cap(struct evfcgi_req *r);
+
+/*
+ * req_data.c, above this file: a filter's DATA stream.  req_data_begin()
+ * readies it when r is routed (FCGI_DATA_LENGTH checked: 400, 413);
+ * req_data_add() takes len > 0 bytes of it (413 past the cap, 400 past
+ * FCGI_DATA_LENGTH, 503 at the global input cap); req_data_end() checks
+ * its length at its empty record (400).  Each answers r itself when it
+ * must (r then drains); the first two return 0, or -1 when out of memory.
+ */
+int	req_data_begin(struct evfcgi_req *r);
+int	req_data_add(struct evfcgi_req *r, const void *p, size_t len);
+void	req_data_end(struct evfcgi_req *r);
 
 /* Room for n bytes in b.  Returns 0, or -1 out of memory. */
 int	req_buf_reserve(struct req_buf *b, size_t n);

@@ -25,10 +25,13 @@
 static int	req_fd_produce(struct evfcgi_req *, size_t, void *);
 static int	hdr_token(const char *);
 static int	hdr_value_bad(const char *);
+static int	hdr_variable_bad(const char *);
 static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
 static int	req_body_writable(struct evfcgi_req *, size_t);
 static void	hdr_drop(struct req_buf *, const char *);
+static int	req_head_out(struct evfcgi_req *, int, const char *,
+		    const char *, long long, const void *, size_t);
 
 /* RFC 9110 section 15, and 429/431 (RFC 6585), 451 (RFC 7725). */
 static const struct {
@@ -151,6 +154,7 @@ hdr_num(char *b, size_t len, size_t *off, long long v)
 
 #define HDR_PUT(s)	hdr_put(buf, sizeof(buf), &n, s, strlen(s))
 #define HDR_MAX		65536	/* bytes of evfcgi_header_add() lines */
+#define AUTH_ONE_RECORD	8192	/* an authorizer's body sent with its header */
 
 /* Whether s is an HTTP token (RFC 9110 5.6.2), not empty. */
 static int
@@ -180,6 +184,27 @@ hdr_value_bad(const char *s)
 	return 0;
 }
 
+/*
+ * Whether name (a token) is an authorizer's "Variable-NAME" (any case)
+ * whose NAME a web server could not pass on as a variable: empty, not all
+ * letters, digits and '_', or a digit first.
+ */
+static int
+hdr_variable_bad(const char *name)
+{
+	const char	*v = name + 9;
+
+	if (strncasecmp(name, "Variable-", 9) != 0)
+		return 0;
+	if (*v == '\0' || (*v >= '0' && *v <= '9'))
+		return 1;
+	for (; *v != '\0'; v++)
+		if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+		    (*v >= '0' && *v <= '9') || *v == '_'))
+			return 1;
+	return 0;
+}
+
 int
 evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 {
@@ -193,6 +218,9 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 	else if (strcasecmp(name, "Status") == 0 ||
 	    strcasecmp(name, "Content-Length") == 0)
 		why = "a field the engine writes";
+	else if (r->r_role == FCGI_AUTHORIZER && hdr_variable_bad(name))
+		why = "Variable-NAME whose NAME is not a variable name "
+		    "(letters, digits, '_'; not a digit first)";
 	else if (hdr_value_bad(value))
 		why = "a control character in the value";
 	else if ((nl = strlen(name)) + (vl = strlen(value)) + 4 >
@@ -201,8 +229,8 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 	else if (req_buf_reserve(&r->r_hdrs, have + nl + vl + 4) == -1)
 		why = "out of memory";
 	if (why != NULL) {
-		log_warn("%s: request %u: header line refused: %s",
-		    r->r_link->rl_peer, r->r_id, why);
+		log_warn("%s: request %u: header line refused: %s (%.64s)",
+		    r->r_link->rl_peer, r->r_id, why, name);
 		return -1;
 	}
 	/* One Content-Type: the last one given. */
@@ -247,6 +275,18 @@ evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
 int
 req_header(struct evfcgi_req *r, int status, const char *reason,
     const char *ctype, long long content_length)
+{
+	return req_head_out(r, status, reason, ctype, content_length, NULL, 0);
+}
+
+/*
+ * req_header(), with the first tlen bytes of the body at tail (or none)
+ * in the header block's record.  Returns as req_header().
+ */
+static int
+req_head_out(struct evfcgi_req *r, int status, const char *reason,
+    const char *ctype, long long content_length, const void *tail,
+    size_t tlen)
 {
 	char		 buf[1024];
 	struct req_buf	*h = &r->r_hdrs;
@@ -299,19 +339,24 @@ req_header(struct evfcgi_req *r, int status, const char *reason,
 	r->r_status = status;
 	r->r_nobody = nobody;
 	r->r_clen_out = nobody ? -1 : content_length;
-	if (h->b_len == 0) {
+	if (tlen > 0 && req_body_writable(r, tlen) != 1)
+		tlen = 0;	/* no body (HEAD) */
+	if (h->b_len == 0 && tlen == 0) {
 		if (HDR_PUT("\r\n") == -1)
 			return -1;
 		return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out,
 		    r->r_id, buf, n));
 	}
 	/* The added lines go after the engine's, in one record. */
-	if (req_buf_reserve(h, h->b_len + n + 2) == -1)
+	if (req_buf_reserve(h, h->b_len + n + 2 + tlen) == -1)
 		return req_out(r, -1);
 	memmove(h->b_p + n, h->b_p, h->b_len);
 	memcpy(h->b_p, buf, n);
 	memcpy(h->b_p + n + h->b_len, "\r\n", 2);
 	h->b_len += n + 2;
+	if (tlen > 0)
+		memcpy(h->b_p + h->b_len, tail, tlen);
+	h->b_len += tlen;
 	return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out, r->r_id,
 	    h->b_p, h->b_len));
 }
@@ -598,8 +643,17 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
     const void *body, size_t len)
 {
 	int	 rc = 0;
+	size_t	 tlen = 0;
 
-	if (evfcgi_header(r, status, ctype, (long long)len) == -1) {
+	/*
+	 * An authorizer's answer in one record: Apache's mod_authnz_fcgi
+	 * passes a refusal's body on only as far as it came in the record
+	 * that ends the header block.
+	 */
+	if (r->r_role == FCGI_AUTHORIZER && len <= AUTH_ONE_RECORD)
+		tlen = len;
+	if (req_head_out(r, status, NULL, ctype, (long long)len, body,
+	    tlen) == -1) {
 		/* Refused (logged): a 500 in its place, not an empty answer. */
 		if (req_can_write(r) && r->r_head == HEAD_NONE) {
 			r->r_hdrs.b_len = 0;
@@ -607,7 +661,7 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 			return -1;
 		}
 		rc = -1;
-	} else if (evfcgi_write(r, body, len) == -1)
+	} else if (tlen == 0 && evfcgi_write(r, body, len) == -1)
 		rc = -1;
 	if (evfcgi_finish(r) == -1)
 		rc = -1;

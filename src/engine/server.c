@@ -31,7 +31,7 @@ static void	server_acceptcb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	server_accept_errorcb(struct evconnlistener *, void *);
 static void	server_backoffcb(evutil_socket_t, short, void *);
-static void	server_route(void *, const char *, const char *,
+static void	server_route(void *, const char *, const char *, int,
 		    struct req_route *);
 static char	*server_methods(const char *);
 static int	server_method_in(const char *, const char *);
@@ -49,6 +49,19 @@ static int	server_add_listener(struct evfcgi_server *, int,
 static int	server_denied(struct evfcgi_server *, int,
 		    const struct sockaddr *);
 static void	server_req_finished(void *, struct evfcgi_req *);
+
+/* The role flags, and what makes two routes the same kind. */
+#define ROUTE_ROLES	(EVFCGI_ROUTE_AUTHORIZER | EVFCGI_ROUTE_FILTER)
+#define ROUTE_KIND	(EVFCGI_ROUTE_PREFIX | ROUTE_ROLES)
+
+/* The role a route of flags takes (EVFCGI_RESPONDER ...). */
+static int
+route_role(int flags)
+{
+	if (flags & EVFCGI_ROUTE_AUTHORIZER)
+		return EVFCGI_AUTHORIZER;
+	return flags & EVFCGI_ROUTE_FILTER ? EVFCGI_FILTER : EVFCGI_RESPONDER;
+}
 
 void
 evfcgi_limits_default(struct evfcgi_limits *lim)
@@ -114,6 +127,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		.ce_srv = srv,
 		.ce_linger = &srv->srv_linger,
 		.ce_route = server_route,
+		.ce_roles = 1u << EVFCGI_RESPONDER,
 		.ce_closed = server_conn_closed,
 		.ce_arg = srv,
 		.ce_process = conn_process_input,
@@ -220,8 +234,11 @@ evfcgi_route_ex(struct evfcgi_server *srv, const char *path, int flags,
 	struct route	*rt, nrt;
 	size_t		 i;
 
+	/* One role at most; streamed routes are the Responder's. */
 	if (path == NULL || *path == '\0' || fn == NULL ||
-	    (flags & ~(EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM)) != 0)
+	    (flags & ~(EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM |
+	    ROUTE_ROLES)) != 0 || (flags & ROUTE_ROLES) == ROUTE_ROLES ||
+	    ((flags & ROUTE_ROLES) != 0 && (flags & EVFCGI_ROUTE_STREAM)))
 		return -1;
 	memset(&nrt, 0, sizeof(nrt));
 	if ((methods != NULL && (nrt.rt_allow = server_methods(methods)) ==
@@ -233,12 +250,12 @@ evfcgi_route_ex(struct evfcgi_server *srv, const char *path, int flags,
 	nrt.rt_flags = flags;
 	nrt.rt_fn = fn;
 	nrt.rt_arg = arg;
-	/* The same path of the same kind: replaced. */
+	srv->srv_env.ce_roles |= 1u << route_role(flags);
+	/* The same path of the same kind and role: replaced. */
 	for (i = 0; i < srv->srv_nroutes; i++) {
 		rt = &srv->srv_routes[i];
 		if (strcmp(rt->rt_path, path) == 0 &&
-		    (rt->rt_flags & EVFCGI_ROUTE_PREFIX) ==
-		    (flags & EVFCGI_ROUTE_PREFIX)) {
+		    (rt->rt_flags & ROUTE_KIND) == (flags & ROUTE_KIND)) {
 			free(rt->rt_path);
 			free(rt->rt_allow);
 			*rt = nrt;
@@ -264,8 +281,8 @@ evfcgi_route_body_limit(struct evfcgi_server *srv, const char *path,
 
 	for (i = 0; i < srv->srv_nroutes; i++)
 		if (strcmp(srv->srv_routes[i].rt_path, path) == 0 &&
-		    (srv->srv_routes[i].rt_flags & EVFCGI_ROUTE_PREFIX) ==
-		    (flags & EVFCGI_ROUTE_PREFIX)) {
+		    (srv->srv_routes[i].rt_flags & ROUTE_KIND) ==
+		    (flags & ROUTE_KIND)) {
 			srv->srv_routes[i].rt_body_max = max;
 			return 0;
 		}
@@ -346,12 +363,13 @@ server_method_in(const char *allow, const char *m)
 }
 
 /*
- * Fills rt for a request of path and method (conn_env's route): an exact
- * route, else the longest prefix, else the default; a method the route
- * does not list gets its Allow value instead of a handler.
+ * Fills rt for a request of role, path and method (conn_env's route): a
+ * route of that role, exact, else the longest prefix, else (Responder)
+ * the default; a method the route does not list gets its Allow value
+ * instead of a handler.
  */
 static void
-server_route(void *arg, const char *path, const char *method,
+server_route(void *arg, const char *path, const char *method, int role,
     struct req_route *rt)
 {
 	struct evfcgi_server	*srv = arg;
@@ -360,6 +378,8 @@ server_route(void *arg, const char *path, const char *method,
 
 	for (i = 0; i < srv->srv_nroutes; i++) {
 		r = &srv->srv_routes[i];
+		if (route_role(r->rt_flags) != role)
+			continue;
 		if (!(r->rt_flags & EVFCGI_ROUTE_PREFIX)) {
 			if (strcmp(r->rt_path, path) == 0) {
 				best = r;
@@ -371,8 +391,10 @@ server_route(void *arg, const char *path, const char *method,
 	}
 	if (best == NULL) {
 		rt->rr_plen = 0;
-		rt->rr_fn = srv->srv_default_fn;
-		rt->rr_arg = srv->srv_default_arg;
+		if (role == EVFCGI_RESPONDER) {
+			rt->rr_fn = srv->srv_default_fn;
+			rt->rr_arg = srv->srv_default_arg;
+		}
 		return;
 	}
 	if (best->rt_allow != NULL && !server_method_in(best->rt_allow,

@@ -1,0 +1,695 @@
+/*
+ * check_roles.c: the Authorizer and Filter roles (FastCGI 1.0 6.3, 6.4)
+ * over socketpairs.  The test plays the web server: it builds a request's
+ * bytes, writes them (or a prefix of them) into one end, runs the loop in
+ * this process and parses what comes back.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "evfcgi.h"
+#include "fcgi_proto.h"
+#include "tests/suite.h"
+
+#define MAX_ID	4
+
+/* Bytes to send, built record by record. */
+struct wire {
+	uint8_t	 b[1 << 16];
+	size_t	 len;
+};
+
+struct resp {
+	char	 out[8192];	/* STDOUT, NUL-ended */
+	size_t	 outlen;
+	int	 nout;		/* STDOUT records with content */
+	int	 ended;		/* END_REQUEST came */
+	uint8_t	 pstatus;
+};
+
+struct peer {
+	int		 fd;
+	uint8_t		 in[1 << 16];
+	size_t		 inlen;
+	int		 eof;
+	struct resp	 r[MAX_ID];
+};
+
+static struct event_base	*base;
+static struct evfcgi_server	*srv;
+static struct evfcgi_limits	 lim;
+static int			 var_rc[8];	/* h_badvar's results */
+
+static void
+setup(void)
+{
+	evfcgi_limits_default(&lim);
+	lim.sndbuf = 0;
+	memset(var_rc, 0, sizeof(var_rc));
+}
+
+static void
+teardown(void)
+{
+	if (srv != NULL)
+		evfcgi_server_free(srv);
+	if (base != NULL)
+		event_base_free(base);
+	srv = NULL;
+	base = NULL;
+}
+
+/* The authorizer: lets "Bearer x" through with a variable, else 401. */
+static void
+h_authorize(struct evfcgi_req *req, void *arg)
+{
+	const char	*a = evfcgi_param(req, "HTTP_AUTHORIZATION");
+
+	(void)arg;
+	ck_assert_int_eq(evfcgi_role(req), EVFCGI_AUTHORIZER);
+	ck_assert_ptr_null(evfcgi_data(req));
+	if (a != NULL && strcmp(a, "Bearer x") == 0) {
+		ck_assert_int_eq(evfcgi_header_add(req, "Variable-AUTH_USER",
+		    "demo"), 0);
+		evfcgi_respond(req, 200, NULL, NULL, 0);
+		return;
+	}
+	ck_assert_int_eq(evfcgi_header_add(req, "WWW-Authenticate",
+	    "Bearer realm=\"t\""), 0);
+	evfcgi_respond(req, 401, "text/plain", "no\n", 3);
+}
+
+/* An authorizer trying malformed Variable- names; then 200. */
+static void
+h_badvar(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	var_rc[0] = evfcgi_header_add(req, "Variable-", "x");
+	var_rc[1] = evfcgi_header_add(req, "Variable-1ST", "x");
+	var_rc[2] = evfcgi_header_add(req, "Variable-A-B", "x");
+	var_rc[3] = evfcgi_header_add(req, "Variable-A.B", "x");
+	var_rc[4] = evfcgi_header_add(req, "Variable-OK", "a\r\nX-Evil: 1");
+	var_rc[5] = evfcgi_header_add(req, "variable-Ok_2", "fine");
+	var_rc[6] = 1;
+	evfcgi_respond(req, 200, NULL, NULL, 0);
+}
+
+/* A responder: its role, Variable- not checked, DATA not seen. */
+static void
+h_responder(struct evfcgi_req *req, void *arg)
+{
+	char	 b[64];
+	int	 n;
+
+	(void)arg;
+	var_rc[7] = evfcgi_header_add(req, "Variable-A-B", "x");
+	n = snprintf(b, sizeof(b), "role=%d data=%s body=%zu\n",
+	    evfcgi_role(req), evfcgi_data(req) == NULL ? "none" : "some",
+	    evbuffer_get_length(evfcgi_body(req)));
+	evfcgi_respond(req, 200, "text/plain", b, (size_t)n);
+}
+
+/* The filter: the sizes and the last-modified time, then the DATA. */
+static void
+h_filter(struct evfcgi_req *req, void *arg)
+{
+	struct evbuffer	*d = evfcgi_data(req);
+	const char	*lm = evfcgi_param(req, "FCGI_DATA_LAST_MOD");
+
+	(void)arg;
+	ck_assert_int_eq(evfcgi_role(req), EVFCGI_FILTER);
+	ck_assert_ptr_nonnull(d);
+	evfcgi_header(req, 200, "text/plain", -1);
+	evfcgi_printf(req, "stdin=%zu data=%zu last=%s\n",
+	    evbuffer_get_length(evfcgi_body(req)), evbuffer_get_length(d),
+	    lm != NULL ? lm : "-");
+	evfcgi_write_buffer(req, d, evbuffer_get_length(d));
+	evfcgi_finish(req);
+}
+
+/* A server on lim; roles says which role routes it gets ("raf"). */
+static void
+start(const char *roles)
+{
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_ptr_nonnull(srv = evfcgi_server_new(base, &lim));
+	if (strchr(roles, 'r') != NULL)
+		ck_assert_int_eq(evfcgi_route_prefix(srv, "/", h_responder,
+		    NULL), 0);
+	if (strchr(roles, 'a') != NULL) {
+		ck_assert_int_eq(evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX |
+		    EVFCGI_ROUTE_AUTHORIZER, NULL, h_authorize, NULL), 0);
+		ck_assert_int_eq(evfcgi_route_ex(srv, "/badvar",
+		    EVFCGI_ROUTE_AUTHORIZER, NULL, h_badvar, NULL), 0);
+	}
+	if (strchr(roles, 'f') != NULL)
+		ck_assert_int_eq(evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX |
+		    EVFCGI_ROUTE_FILTER, NULL, h_filter, NULL), 0);
+}
+
+static struct peer *
+peer_new(void)
+{
+	struct peer	*p = calloc(1, sizeof(*p));
+	int		 sv[2];
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(evfcgi_adopt(srv, sv[0]), 0);
+	p->fd = sv[1];
+	fcntl(p->fd, F_SETFL, O_NONBLOCK);
+	return p;
+}
+
+static void
+peer_free(struct peer *p)
+{
+	close(p->fd);
+	free(p);
+}
+
+static void
+w_record(struct wire *w, uint8_t type, uint16_t id, const void *data,
+    size_t len)
+{
+	size_t	 pad = fcgi_padding(len);
+
+	ck_assert_uint_le(w->len + 8 + len + pad, sizeof(w->b));
+	fcgi_header_encode(w->b + w->len, type, id, (uint16_t)len,
+	    (uint8_t)pad);
+	if (len > 0)
+		memcpy(w->b + w->len + 8, data, len);
+	memset(w->b + w->len + 8 + len, 0, pad);
+	w->len += 8 + len + pad;
+}
+
+static void
+w_begin(struct wire *w, uint16_t id, uint16_t role, uint8_t flags)
+{
+	ck_assert_uint_le(w->len + 16, sizeof(w->b));
+	fcgi_begin_encode(w->b + w->len, id, role, flags);
+	w->len += 16;
+}
+
+/* PARAMS from the NULL-ended name, value list nv, and their end. */
+static void
+w_params(struct wire *w, uint16_t id, const char *const *nv)
+{
+	uint8_t	 b[2048];
+	size_t	 n = 0;
+
+	for (; nv[0] != NULL; nv += 2)
+		n += fcgi_nv_encode(b + n, sizeof(b) - n, nv[0],
+		    strlen(nv[0]), nv[1], strlen(nv[1]));
+	ck_assert_uint_le(n, sizeof(b));
+	w_record(w, FCGI_PARAMS, id, b, n);
+	w_record(w, FCGI_PARAMS, id, NULL, 0);
+}
+
+/* A stream of type: s in one record (none when empty), then its end. */
+static void
+w_stream(struct wire *w, uint8_t type, uint16_t id, const char *s)
+{
+	if (*s != '\0')
+		w_record(w, type, id, s, strlen(s));
+	w_record(w, type, id, NULL, 0);
+}
+
+/* Writes len bytes of w from off, running the loop while it is full. */
+static void
+peer_send(struct peer *p, const struct wire *w, size_t off, size_t len)
+{
+	ssize_t	 n;
+
+	while (len > 0) {
+		n = write(p->fd, w->b + off, len);
+		if (n == -1 && errno == EAGAIN) {
+			event_base_loop(base, EVLOOP_NONBLOCK);
+			continue;
+		}
+		ck_assert_int_gt(n, 0);
+		off += (size_t)n;
+		len -= (size_t)n;
+	}
+}
+
+/* Reads and parses what is there into p's responses. */
+static void
+peer_read(struct peer *p)
+{
+	struct fcgi_record	 rec;
+	struct resp		*r;
+	uint32_t		 app;
+	ssize_t			 n;
+	size_t			 off = 0;
+
+	while ((n = read(p->fd, p->in + p->inlen,
+	    sizeof(p->in) - p->inlen)) > 0)
+		p->inlen += (size_t)n;
+	if (n == 0)
+		p->eof = 1;
+	while ((n = fcgi_parse(p->in + off, p->inlen - off, &rec)) > 0) {
+		off += (size_t)n;
+		ck_assert_uint_gt(rec.hdr.request_id, 0);
+		ck_assert_uint_lt(rec.hdr.request_id, MAX_ID);
+		r = &p->r[rec.hdr.request_id];
+		if (rec.hdr.type == FCGI_STDOUT) {
+			ck_assert_uint_lt(r->outlen + rec.hdr.content_length,
+			    sizeof(r->out));
+			memcpy(r->out + r->outlen, rec.content,
+			    rec.hdr.content_length);
+			r->outlen += rec.hdr.content_length;
+			r->out[r->outlen] = '\0';
+			r->nout += rec.hdr.content_length > 0;
+		} else if (rec.hdr.type == FCGI_END_REQUEST) {
+			ck_assert_int_eq(fcgi_end_decode(rec.content,
+			    rec.hdr.content_length, &app, &r->pstatus), 0);
+			r->ended = 1;
+		}
+	}
+	ck_assert_int_ne(n, -1);
+	memmove(p->in, p->in + off, p->inlen - off);
+	p->inlen -= off;
+}
+
+static double
+now_s(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Runs the loop and reads until cond holds or secs pass; returns cond. */
+#define RUN_UNTIL(p, cond, secs) __extension__ ({			\
+	double __end = now_s() + (secs);				\
+	while (!(cond) && now_s() < __end) {				\
+		event_base_loop(base, EVLOOP_NONBLOCK);			\
+		peer_read(p);						\
+		if (!(cond))						\
+			usleep(200);					\
+	}								\
+	(cond);								\
+})
+
+/* Sends all of w on a new peer and waits for id's END_REQUEST. */
+static struct peer *
+exchange(const struct wire *w, int id)
+{
+	struct peer	*p = peer_new();
+
+	peer_send(p, w, 0, w->len);
+	ck_assert_msg(RUN_UNTIL(p, p->r[id].ended, 5), "no END_REQUEST");
+	return p;
+}
+
+static int
+resp_status(const struct resp *r)
+{
+	ck_assert_msg(strncmp(r->out, "Status: ", 8) == 0, "got '%s'", r->out);
+	return atoi(r->out + 8);
+}
+
+static const char *const auth_ok[] = { "REQUEST_METHOD", "GET",
+    "REQUEST_URI", "/file.txt", "HTTP_AUTHORIZATION", "Bearer x",
+    "FCGI_ROLE", "AUTHORIZER", NULL };
+
+/* The filter request of most tests: 3 bytes of STDIN, 5 of DATA. */
+static void
+w_filter(struct wire *w, uint16_t id, uint8_t flags, const char *dlen,
+    const char *stdin_s, const char *data_s)
+{
+	const char	*nv[] = { "REQUEST_METHOD", "GET", "REQUEST_URI",
+	    "/page.html", "FCGI_DATA_LAST_MOD", "1700000000",
+	    "FCGI_DATA_LENGTH", dlen, NULL };
+
+	if (dlen == NULL)
+		nv[6] = NULL;
+	w_begin(w, id, FCGI_FILTER, flags);
+	w_params(w, id, nv);
+	w_stream(w, FCGI_STDIN, id, stdin_s);
+	w_stream(w, FCGI_DATA, id, data_s);
+}
+
+/* core: allowed, with its variable; no STDIN sent at all (spec 6.3). */
+START_TEST(authorizer_allows)
+{
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+
+	start("ra");
+	w_begin(&w, 1, FCGI_AUTHORIZER, 0);
+	w_params(&w, 1, auth_ok);
+	p = exchange(&w, 1);
+	ck_assert_int_eq(p->r[1].pstatus, FCGI_REQUEST_COMPLETE);
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	ck_assert_ptr_nonnull(strstr(p->r[1].out,
+	    "\r\nVariable-AUTH_USER: demo\r\n"));
+	/* Without KEEP_CONN the connection ends with the answer. */
+	ck_assert(RUN_UNTIL(p, p->eof, 5));
+	peer_free(p);
+}
+END_TEST
+
+/* core: denied: the status, its header lines and body, as given. */
+START_TEST(authorizer_denies)
+{
+	static const char *const nv[] = { "REQUEST_METHOD", "POST",
+	    "REQUEST_URI", "/x", "CONTENT_LENGTH", "99999999999", NULL };
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+
+	start("a");
+	w_begin(&w, 1, FCGI_AUTHORIZER, 0);
+	w_params(&w, 1, nv);
+	p = exchange(&w, 1);
+	/* The client's CONTENT_LENGTH is not the authorizer's: no 413. */
+	ck_assert_int_eq(resp_status(&p->r[1]), 401);
+	ck_assert_ptr_nonnull(strstr(p->r[1].out,
+	    "\r\nWWW-Authenticate: Bearer realm=\"t\"\r\n"));
+	ck_assert_ptr_nonnull(strstr(p->r[1].out, "\r\n\r\nno\n"));
+	/* In one record: Apache passes on only the body that came in it. */
+	ck_assert_int_eq(p->r[1].nout, 1);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * core: STDIN for an authorizer (a body, then its end) is ignored, on a
+ * kept connection that then serves a Responder and an authorizer again.
+ */
+START_TEST(authorizer_stdin_ignored)
+{
+	static const char *const get[] = { "REQUEST_METHOD", "GET",
+	    "REQUEST_URI", "/r", NULL };
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+
+	start("ra");
+	w_begin(&w, 1, FCGI_AUTHORIZER, FCGI_KEEP_CONN);
+	w_params(&w, 1, auth_ok);
+	w_stream(&w, FCGI_STDIN, 1, "a body no authorizer gets");
+	w_begin(&w, 2, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	w_params(&w, 2, get);
+	w_stream(&w, FCGI_STDIN, 2, "abc");
+	w_begin(&w, 3, FCGI_AUTHORIZER, FCGI_KEEP_CONN);
+	w_params(&w, 3, get);
+	p = exchange(&w, 3);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 5));
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	ck_assert_int_eq(resp_status(&p->r[2]), 200);
+	ck_assert_ptr_nonnull(strstr(p->r[2].out,
+	    "role=1 data=none body=3\n"));
+	ck_assert_int_eq(resp_status(&p->r[3]), 401);
+	ck_assert(!p->eof);
+	peer_free(p);
+}
+END_TEST
+
+/* core: a role no route takes, FCGI_UNKNOWN_ROLE; a routed one served. */
+START_TEST(role_mismatch_unknown_role)
+{
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+	struct evfcgi_stats st;
+
+	start("rf");
+	w_begin(&w, 1, FCGI_AUTHORIZER, FCGI_KEEP_CONN);
+	w_begin(&w, 2, 7, FCGI_KEEP_CONN);
+	w_filter(&w, 3, FCGI_KEEP_CONN, "5", "abc", "hello");
+	p = exchange(&w, 3);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 5));
+	ck_assert_int_eq(p->r[1].pstatus, FCGI_UNKNOWN_ROLE);
+	ck_assert_int_eq(p->r[2].pstatus, FCGI_UNKNOWN_ROLE);
+	ck_assert_uint_eq(p->r[1].outlen, 0);
+	ck_assert_int_eq(p->r[3].pstatus, FCGI_REQUEST_COMPLETE);
+	ck_assert_int_eq(resp_status(&p->r[3]), 200);
+	evfcgi_get_stats(srv, &st);
+	ck_assert_uint_eq(st.requests_total, 1);
+	peer_free(p);
+}
+END_TEST
+
+/* core: the route flags a role takes, and those it refuses. */
+START_TEST(role_route_flags)
+{
+	start("");
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_AUTHORIZER |
+	    EVFCGI_ROUTE_FILTER, NULL, h_filter, NULL), -1);
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_AUTHORIZER |
+	    EVFCGI_ROUTE_STREAM, NULL, h_authorize, NULL), -1);
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_FILTER |
+	    EVFCGI_ROUTE_STREAM, NULL, h_filter, NULL), -1);
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/", 0x40, NULL, h_filter,
+	    NULL), -1);
+	/* The same path in two roles: two routes, neither replaced. */
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_FILTER, NULL,
+	    h_filter, NULL), 0);
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/", 0, NULL, h_responder,
+	    NULL), 0);
+	ck_assert_int_eq(evfcgi_route_body_limit(srv, "/",
+	    EVFCGI_ROUTE_FILTER, 4), 0);
+	ck_assert_int_eq(evfcgi_route_body_limit(srv, "/",
+	    EVFCGI_ROUTE_AUTHORIZER, 4), -1);
+}
+END_TEST
+
+/* core: Variable- names an authorizer may not send; a responder may. */
+START_TEST(authorizer_variable_malformed)
+{
+	static const char *const nv[] = { "REQUEST_URI", "/badvar", NULL };
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+	int		 i;
+
+	start("ra");
+	w_begin(&w, 1, FCGI_AUTHORIZER, 0);
+	w_params(&w, 1, nv);
+	p = exchange(&w, 1);
+	ck_assert_int_eq(var_rc[6], 1);
+	for (i = 0; i < 5; i++)
+		ck_assert_msg(var_rc[i] == -1, "Variable- case %d taken", i);
+	ck_assert_int_eq(var_rc[5], 0);
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	ck_assert_ptr_nonnull(strstr(p->r[1].out, "\r\nvariable-Ok_2: fine\r\n"));
+	ck_assert_ptr_null(strstr(p->r[1].out, "X-Evil"));
+	ck_assert_ptr_null(strstr(p->r[1].out, "Variable-A"));
+	peer_free(p);
+	memset(&w, 0, sizeof(w));
+	w_begin(&w, 1, FCGI_RESPONDER, 0);
+	w_params(&w, 1, nv);
+	w_stream(&w, FCGI_STDIN, 1, "");
+	p = exchange(&w, 1);
+	ck_assert_int_eq(var_rc[7], 0);
+	peer_free(p);
+}
+END_TEST
+
+/* core: STDIN and DATA, in either order, the handler once both ended. */
+START_TEST(filter_stdin_and_data)
+{
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+	struct evfcgi_stats st;
+
+	start("rf");
+	w_filter(&w, 1, FCGI_KEEP_CONN, "5", "abc", "hello");
+	/* DATA first, STDIN after; no FCGI_DATA_LENGTH. */
+	w_begin(&w, 2, FCGI_FILTER, FCGI_KEEP_CONN);
+	w_params(&w, 2, auth_ok);
+	w_record(&w, FCGI_DATA, 2, "xy", 2);
+	w_record(&w, FCGI_STDIN, 2, "s", 1);
+	w_record(&w, FCGI_DATA, 2, "z", 1);
+	w_record(&w, FCGI_DATA, 2, NULL, 0);
+	p = exchange(&w, 1);
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	ck_assert_ptr_nonnull(strstr(p->r[1].out,
+	    "\r\n\r\nstdin=3 data=5 last=1700000000\nhello"));
+	ck_assert(!p->r[2].ended);	/* its STDIN has not ended */
+	w.len = 0;
+	w_record(&w, FCGI_STDIN, 2, NULL, 0);
+	peer_send(p, &w, 0, w.len);
+	ck_assert(RUN_UNTIL(p, p->r[2].ended, 5));
+	ck_assert_ptr_nonnull(strstr(p->r[2].out,
+	    "\r\n\r\nstdin=1 data=3 last=-\nxyz"));
+	evfcgi_get_stats(srv, &st);
+	ck_assert_uint_eq(st.bytes_input, 0);
+	peer_free(p);
+}
+END_TEST
+
+/* core: DATA for a Responder is ignored (not held, not answered). */
+START_TEST(data_for_responder_ignored)
+{
+	static const char *const get[] = { "REQUEST_METHOD", "GET",
+	    "REQUEST_URI", "/r", NULL };
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+
+	start("r");
+	w_begin(&w, 1, FCGI_RESPONDER, 0);
+	w_params(&w, 1, get);
+	w_stream(&w, FCGI_DATA, 1, "ignored");
+	w_stream(&w, FCGI_STDIN, 1, "ab");
+	p = exchange(&w, 1);
+	ck_assert_ptr_nonnull(strstr(p->r[1].out,
+	    "role=1 data=none body=2\n"));
+	peer_free(p);
+}
+END_TEST
+
+/* malformed: DATA past max_body, ahead (FCGI_DATA_LENGTH) or as it comes. */
+START_TEST(filter_data_above_limit)
+{
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+	struct evfcgi_stats st;
+
+	lim.max_body = 8;
+	start("f");
+	w_filter(&w, 1, FCGI_KEEP_CONN, "9", "", "123456789");
+	w_filter(&w, 2, FCGI_KEEP_CONN, NULL, "", "123456789");
+	w_filter(&w, 3, FCGI_KEEP_CONN, NULL, "", "12345678");
+	p = exchange(&w, 3);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 5));
+	ck_assert_int_eq(resp_status(&p->r[1]), 413);
+	ck_assert_int_eq(resp_status(&p->r[2]), 413);
+	ck_assert_int_eq(resp_status(&p->r[3]), 200);
+	ck_assert_ptr_nonnull(strstr(p->r[3].out, "data=8"));
+	evfcgi_get_stats(srv, &st);
+	ck_assert_uint_eq(st.rejected, 2);
+	ck_assert_uint_eq(st.bytes_input, 0);
+	ck_assert(!p->eof);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * malformed: FCGI_DATA_LENGTH not a number, a stream short of it or past
+ * it: 400 each, the connection kept; DATA before the end of PARAMS closes
+ * the connection.
+ */
+START_TEST(filter_data_malformed)
+{
+	struct wire	 w = { .len = 0 };
+	struct peer	*p;
+	int		 id;
+
+	start("f");
+	w_filter(&w, 1, FCGI_KEEP_CONN, "5x", "", "hello");
+	w_filter(&w, 2, FCGI_KEEP_CONN, "5", "", "hell");
+	w_filter(&w, 3, FCGI_KEEP_CONN, "5", "", "hello!");
+	p = exchange(&w, 3);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 5));
+	for (id = 1; id <= 3; id++) {
+		ck_assert_int_eq(resp_status(&p->r[id]), 400);
+		ck_assert_int_eq(p->r[id].pstatus, FCGI_REQUEST_COMPLETE);
+	}
+	ck_assert(!p->eof);
+	peer_free(p);
+	w.len = 0;
+	w_begin(&w, 1, FCGI_FILTER, FCGI_KEEP_CONN);
+	w_record(&w, FCGI_PARAMS, 1, "\3\1URIx", 5);
+	w_record(&w, FCGI_DATA, 1, "d", 1);
+	p = peer_new();
+	peer_send(p, &w, 0, w.len);
+	ck_assert(RUN_UNTIL(p, p->eof, 5));
+	ck_assert(!p->r[1].ended);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * partial: every prefix of a request, then the end of input: the answer
+ * comes whole once the bytes that complete the request's input are in,
+ * and not before; the connection closes either way and holds nothing.
+ */
+static void
+prefixes(const struct wire *w, size_t complete, const char *want)
+{
+	struct evfcgi_stats	 st;
+	struct peer		*p;
+	size_t			 k;
+
+	for (k = 0; k <= w->len; k++) {
+		p = peer_new();
+		peer_send(p, w, 0, k);
+		shutdown(p->fd, SHUT_WR);
+		ck_assert_msg(RUN_UNTIL(p, p->eof, 5), "prefix %zu: open", k);
+		if (k >= complete) {
+			ck_assert_msg(p->r[1].ended, "prefix %zu: no answer", k);
+			ck_assert_ptr_nonnull(strstr(p->r[1].out, want));
+		} else
+			ck_assert_msg(!p->r[1].ended && p->r[1].outlen == 0,
+			    "prefix %zu of %zu: answered", k, complete);
+		peer_free(p);
+	}
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	evfcgi_get_stats(srv, &st);
+	ck_assert_uint_eq(st.connections, 0);
+	ck_assert_uint_eq(st.requests_active, 0);
+	ck_assert_uint_eq(st.bytes_input, 0);
+}
+
+START_TEST(authorizer_every_prefix)
+{
+	struct wire	 w = { .len = 0 };
+	size_t		 complete;
+
+	start("a");
+	w_begin(&w, 1, FCGI_AUTHORIZER, 0);
+	w_params(&w, 1, auth_ok);
+	complete = w.len;
+	w_stream(&w, FCGI_STDIN, 1, "");
+	prefixes(&w, complete, "Variable-AUTH_USER: demo\r\n");
+}
+END_TEST
+
+START_TEST(filter_every_prefix)
+{
+	struct wire	 w = { .len = 0 };
+
+	start("f");
+	w_filter(&w, 1, 0, "5", "abc", "hello");
+	prefixes(&w, w.len, "stdin=3 data=5 last=1700000000\nhello");
+}
+END_TEST
+
+static Suite *
+roles_suite(void)
+{
+	Suite	*s = suite_create("roles");
+
+	suite_add_case(s, "core", setup, teardown, 30, authorizer_allows,
+	    authorizer_denies, authorizer_stdin_ignored,
+	    role_mismatch_unknown_role, role_route_flags,
+	    authorizer_variable_malformed, filter_stdin_and_data,
+	    data_for_responder_ignored, NULL);
+	suite_add_case(s, "partial", setup, teardown, 60,
+	    authorizer_every_prefix, filter_every_prefix, NULL);
+	suite_add_case(s, "malformed", setup, teardown, 30,
+	    filter_data_above_limit, filter_data_malformed, NULL);
+	return s;
+}
+
+int
+main(void)
+{
+	/* As evfcgi.h asks of every application. */
+	signal(SIGPIPE, SIG_IGN);
+	return suite_run(roles_suite());
+}
