@@ -280,6 +280,13 @@ bench: all
 experiment: all
 	tools/slow-client-experiment
 
+# Three evfcgid hosts in network namespaces behind one nginx (root): a
+# kill -9, a restart, a cut link and its return under load, with the old
+# and the example's settings, then --workers 3 beside three hosts (about
+# five minutes; results in hosts-out, docs/hosts.md).
+hosts: all
+	tools/multi-host $(HOSTS_ARGS)
+
 # The long cases, bounded: real 512 B/s clients behind nginx and lighttpd
 # reading SOAK_SIZE bytes (1 MiB: about 35 minutes), then libFuzzer for
 # 10 minutes.
@@ -379,5 +386,5 @@ distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
 		aclocal.m4 config.h.in .deps-done
 
-.PHONY: all deps check check-unit valgrind bench experiment soak demo fuzz install \
+.PHONY: all deps check check-unit valgrind bench experiment hosts soak demo fuzz install \
 	uninstall clean distclean

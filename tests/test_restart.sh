@@ -1,7 +1,8 @@
 #!/bin/bash
 # Restarts behind nginx under load, with two evfcgid in one upstream (as
 # nginx.conf.example shows; nginx's fastcgi_next_upstream error timeout,
-# its default, sends a request whose daemon went away to the other):
+# its default, sends a request whose daemon went away to the other, and
+# max_fails=1 fail_timeout=2s leaves that daemon alone for 2 s):
 # SIGTERM to one (it drains within its deadline), a rolling restart of
 # both, zero failed requests; and the figure for a kill -9 of one.
 source "$(dirname "$0")/lib.sh"
@@ -47,7 +48,9 @@ ms=$(ms_since "$t0")
 check "SIGTERM under load: A exits 0 within its 5 s drain deadline ($rc, $ms ms)" \
 	test "$rc" -eq 0 -a "$ms" -lt 5500
 backend A
-sleep 1
+# nginx tries A again fail_timeout (2 s) after its last refusal: B waits
+# until then, or both are "down" at once.
+sleep 3
 kill -TERM "$PID_B"
 wait "$PID_B"
 check "SIGTERM under load: B exits 0" test $? -eq 0
