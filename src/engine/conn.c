@@ -446,7 +446,7 @@ void
 conn_maybe_close(struct conn *c)
 {
 	if (!c->c_close_after || c->c_tab.rt_n > 0 || c->c_state == CONN_DEAD ||
-	    conn_input_pending(c))
+	    c->c_in_records || conn_input_pending(c))
 		return;
 	if (conn_out_len(c) == 0)
 		conn_close_flushed(c);
@@ -456,8 +456,8 @@ conn_maybe_close(struct conn *c)
 
 /*
  * Readable: one read() into the input, then the records in it.  Made
- * active with EV_TIMEOUT instead, c only looks at what it holds (a request
- * held by max_reqs may go on).
+ * active with EV_TIMEOUT instead, c only looks at what it holds (a
+ * streamed body's handler took what it had: held input may go on).
  */
 static void
 conn_readcb(evutil_socket_t fd, short what, void *arg)
@@ -617,11 +617,6 @@ conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
 		r->r_producing = 0;
 	}
-	/* A BEGIN held by max_reqs may go now: on the next turn. */
-	if (c->c_held && c->c_state != CONN_DEAD) {
-		c->c_held = 0;
-		event_active(&c->c_rev, EV_TIMEOUT, 1);
-	}
 }
 
 void
@@ -638,13 +633,10 @@ conn_req_free(struct conn *c, struct evfcgi_req *r)
 static void
 conn_req_done(struct evfcgi_req *r, void *arg)
 {
-	struct conn			*c = arg;
-	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	struct conn	*c = arg;
 
 	conn_enter(c);
-	c->c_served++;
-	if (!r->r_keep || (lim->max_conn_requests > 0 &&
-	    c->c_served >= lim->max_conn_requests))
+	if (!r->r_keep)
 		c->c_close_after = 1;
 	if (r->r_state == REQ_DONE)
 		conn_req_free(c, r);

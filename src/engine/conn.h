@@ -95,9 +95,9 @@ struct conn {
 	size_t			 c_nhandler;	/* those the application has */
 	struct req_list		 c_producers;	/* round-robin order */
 	struct budget_waiter	 c_wait;	/* held by the global cap */
-	uint64_t		 c_served;
+	uint64_t		 c_begun;	/* requests let in (not refused) */
 	unsigned		 c_close_after:1; /* close when no request left */
-	unsigned		 c_held:1;	/* a BEGIN waits for max_reqs */
+	unsigned		 c_in_records:1; /* acting on records just read */
 	unsigned		 c_eof:1;	/* the peer sends no more */
 	unsigned		 c_partial:1;	/* input ends inside a record */
 	unsigned		 c_stream_held:1; /* a STDIN record waits for
@@ -172,7 +172,7 @@ void		 conn_error(struct conn *c, const char *why);
 
 /*
  * Whether c's input holds a whole record not yet acted on (paused above
- * the high mark, or held by max_reqs): c must not close before it is.
+ * the high mark, or a streamed body's held): c must not close before it is.
  */
 int		 conn_input_pending(struct conn *c);
 
