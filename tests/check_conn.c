@@ -1469,6 +1469,78 @@ START_TEST(header_timeout_per_request)
 }
 END_TEST
 
+/*
+ * Requests begun together, their PARAMS sent one after another: each one
+ * that ends restarts the next one's header timeout, so none is cut for
+ * the time the others took.  A peer that then stops is still closed.
+ */
+START_TEST(header_timeout_counts_progress)
+{
+	struct peer	*p;
+	double		 t0, t3;
+	int		 id;
+
+	lim.header_timeout = 1;
+	start();
+	p = peer_new();
+	t0 = now_s();
+	for (id = 1; id < 4; id++)
+		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	for (id = 1; id < 4; id++) {
+		run_for(0.6 * id - (now_s() - t0));
+		send_rest(p, (uint16_t)id, "/hello");
+		ck_assert_msg(RUN_UNTIL(p, p->r[id].ended, 2), "request %d", id);
+		ck_assert_str_eq(body_str(&p->r[id]), "Hello World\n");
+	}
+	/* Past 1.8 s: request 3 was begun 1.8 s before its PARAMS. */
+	ck_assert(!p->eof);
+	ck_assert_uint_eq(stats().timeouts_header, 0);
+	t3 = now_s();
+	send_begin(p, 4, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	ck_assert(RUN_UNTIL(p, p->eof, 3));
+	ck_assert_double_ge(now_s() - t3, 0.9);
+	ck_assert_uint_eq(stats().timeouts_header, 1);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * Paused above its high mark, a connection reads nothing: a request whose
+ * PARAMS wait unread meanwhile is not timed out for it.
+ */
+START_TEST(header_timeout_not_while_paused)
+{
+	struct peer	*p;
+	size_t		 len;
+
+	lim.header_timeout = 1;
+	/* Each answer is queued whole; the second passes the high mark. */
+	lim.high_water = 64 * 1024;
+	lim.low_water = 16 * 1024;
+	lim.sndbuf = 4096;
+	start();
+	p = peer_new();
+	send_begin(p, 2, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_request(p, 1, FCGI_KEEP_CONN, "/size?40000", NULL, 0);
+	send_request(p, 3, FCGI_KEEP_CONN, "/size?40000", NULL, 0);
+	run_for(0.2);
+	send_rest(p, 2, "/hello");
+	/* The peer reads nothing for 1.5 s: c stays paused. */
+	run_for(1.5);
+	ck_assert_uint_eq(stats().connections, 1);
+	ck_assert(!p->r[2].ended);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+	    p->r[3].ended, 10));
+	resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 40000);
+	resp_body(&p->r[3], &len);
+	ck_assert_uint_eq(len, 40000);
+	ck_assert_str_eq(body_str(&p->r[2]), "Hello World\n");
+	ck_assert_uint_eq(stats().timeouts_header, 0);
+	peer_free(p);
+}
+END_TEST
+
 START_TEST(write_timeout_closes)
 {
 	struct peer	*p;
@@ -1937,6 +2009,104 @@ START_TEST(stream_aborted)
 }
 END_TEST
 
+/* Streamed requests whose handler leaves their body for later. */
+static struct evfcgi_req	*late_req[8];
+static size_t			 late_got[8];
+static int			 late_early = -1;
+
+static void
+late_handler(struct evfcgi_req *req, void *arg)
+{
+	const char	*rest = evfcgi_path_rest(req);
+
+	(void)arg;
+	late_req[atoi(rest + (*rest == '/'))] = req;
+}
+
+/*
+ * Takes a late body; the first call answers another request still
+ * waiting for its own at once (it leaves the kicked list unhanded).
+ */
+static void
+late_body(struct evfcgi_req *req, struct evbuffer *b, int done, void *arg)
+{
+	size_t			 i = (size_t)(uintptr_t)arg, j;
+	struct evfcgi_req	*o;
+
+	late_got[i] += evbuffer_get_length(b);
+	evbuffer_drain(b, evbuffer_get_length(b));
+	for (j = 0; late_early == -1 && j < 8; j++)
+		if (j != i && late_req[j] != NULL && late_got[j] == 0) {
+			late_early = (int)j;
+			o = late_req[j];
+			late_req[j] = NULL;
+			evfcgi_respond(o, 200, "text/plain", "early", 5);
+		}
+	if (done) {
+		late_req[i] = NULL;
+		evfcgi_respond(req, 200, "text/plain", "ok", 2);
+	}
+}
+
+/*
+ * evfcgi_on_body() set once the bodies are in, for several requests on
+ * one connection, as a new request arrives: each is handed its whole body
+ * on the next turn (from one kicked list, not a look at every request),
+ * but one answered meanwhile, and the new request is served too.
+ */
+START_TEST(late_on_body_kicks)
+{
+	struct peer	*p;
+	uint8_t		*b;
+	size_t		 len, off, i;
+	char		 uri[32];
+
+	memset(late_req, 0, sizeof(late_req));
+	memset(late_got, 0, sizeof(late_got));
+	late_early = -1;
+	lim.max_reqs = 9;
+	start();
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/late", EVFCGI_ROUTE_STREAM |
+	    EVFCGI_ROUTE_PREFIX, NULL, late_handler, NULL), 0);
+	p = peer_new();
+	for (i = 0; i < 8; i++) {
+		snprintf(uri, sizeof(uri), "/late/%zu", i);
+		b = stream_records((uint16_t)(i + 1), uri, 1000 * (i + 1), 1,
+		    &len);
+		off = 0;
+		ck_assert(push(p, b, len, &off, 5));
+		free(b);
+	}
+	run_for(0.1);
+	for (i = 0; i < 8; i++) {
+		ck_assert_ptr_nonnull(late_req[i]);
+		ck_assert_int_eq(evfcgi_on_body(late_req[i], late_body,
+		    (void *)(uintptr_t)i), 0);
+	}
+	/* Readable in the turn the kicks are due: both are acted on. */
+	send_request(p, 9, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+	    p->r[3].ended && p->r[4].ended && p->r[5].ended &&
+	    p->r[6].ended && p->r[7].ended && p->r[8].ended &&
+	    p->r[9].ended, 3));
+	ck_assert_int_ge(late_early, 0);
+	for (i = 0; i < 8; i++) {
+		ck_assert_ptr_null(late_req[i]);
+		if ((int)i == late_early) {
+			ck_assert_uint_eq(late_got[i], 0);
+			ck_assert_str_eq(body_str(&p->r[i + 1]), "early");
+			continue;
+		}
+		ck_assert_uint_eq(late_got[i], 1000 * (i + 1));
+		ck_assert_str_eq(body_str(&p->r[i + 1]), "ok");
+	}
+	ck_assert_str_eq(body_str(&p->r[9]), "Hello World\n");
+	ck_assert_uint_eq(stats().requests_active, 0);
+	ck_assert_uint_eq(stats().bytes_input, 0);
+	peer_free(p);
+}
+END_TEST
+
 static char	 fd_path[64];
 static int	 fd_sent = -1;
 
@@ -2369,13 +2539,15 @@ conn_suite(void)
 	    async_answer_and_abort, producer_writing_nothing_waits,
 	    producer_without_end_bounded, head_producer_runs_once,
 	    producer_idle_called_next_turn, short_body_closes_kept_conn,
+	    late_on_body_kicks,
 	    NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
 	    params_split_byte_by_byte, begin_first_every_prefix, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,
 	    bad_version_closes_one_conn, params_too_large_431,
 	    body_too_large_413, header_timeout_closes,
-	    header_timeout_per_request, write_timeout_closes,
+	    header_timeout_per_request, header_timeout_counts_progress,
+	    header_timeout_not_while_paused, write_timeout_closes,
 	    idle_timeout_closes, idle_timeout_restarts_on_activity,
 	    trickled_record_times_out,
 	    slow_reader_not_cut, NULL);

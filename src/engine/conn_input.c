@@ -89,7 +89,10 @@ conn_records(struct conn *c, struct conn_src *s)
 {
 	int	 rc;
 
-	c->c_stream_held = 0;
+	if (c->c_stream_held) {
+		c->c_stream_held = 0;
+		conn_params_clock(c);
+	}
 	c->c_in_records = 1;
 	rc = conn_records_run(c, s);
 	c->c_in_records = 0;
@@ -377,9 +380,10 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		}
 		return 0;
 	}
-	/* r leaves PARAMS, whatever comes of it. */
+	/* r leaves PARAMS, whatever comes of it: the next one's turn. */
 	TAILQ_REMOVE(&c->c_params, r, r_params_entry);
 	c->c_nparams--;
+	conn_params_clock(c);
 	if (req_params_end(r, &why) == -1) {
 		conn_error(c, why);
 		return -1;
