@@ -73,7 +73,7 @@ echo "# --max-conn-requests 2, fcgi_order.py 4: $out"
 check "--max-conn-requests 2, 4 multiplexed: 2 served, 2 FCGI_OVERLOADED, then closed" \
 	test "$out" = "max_reqs 2 mpxs 1 served 2 overloaded 2 unanswered 0 bad 0 closed 1 first_overloaded 3"
 
-start_evfcgid --max-reqs 65535 --header-timeout 5
+start_evfcgid --max-reqs 65535 --header-timeout 10
 A=127.0.0.1:$EVFCGID_PORT
 capture timeout 60 "$TOP/tools/fcgi_load" -c 1 -k -m 65535 -n 65535 \
 	--begin-first "$A" /hello
