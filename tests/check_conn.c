@@ -713,10 +713,36 @@ START_TEST(get_values)
 	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_GET_VALUES_RESULT, 2));
 	memcpy(got, p->mgmt, p->mgmtlen);
 	got[p->mgmtlen] = '\0';
-	ck_assert_uint_eq(p->mgmtlen, 2 + 14 + 2 + 2 + 13 + 3 + 2 + 15 + 1);
+	/* FCGI_MAX_REQS is what one connection takes, not all of them. */
+	ck_assert_uint_eq(p->mgmtlen, 2 + 14 + 2 + 2 + 13 + 1 + 2 + 15 + 1);
 	ck_assert(memcmp(p->mgmt + 2, "FCGI_MAX_CONNS77", 16) == 0);
-	ck_assert(memcmp(p->mgmt + 20, "FCGI_MAX_REQS231", 16) == 0);
-	ck_assert(memcmp(p->mgmt + 38, "FCGI_MPXS_CONNS1", 16) == 0);
+	ck_assert(memcmp(p->mgmt + 20, "FCGI_MAX_REQS3", 14) == 0);
+	ck_assert(memcmp(p->mgmt + 36, "FCGI_MPXS_CONNS1", 16) == 0);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * --max-conn-requests below --max-reqs: a connection takes no more than
+ * that at once either, and with 1 it does not multiplex.
+ */
+START_TEST(get_values_max_conn_requests)
+{
+	struct peer	*p;
+	uint8_t		 q[128];
+	size_t		 n = 0;
+
+	lim.max_reqs = 8;
+	lim.max_conn_requests = 1;
+	start();
+	p = peer_new();
+	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MAX_REQS", 13, "", 0);
+	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MPXS_CONNS", 15, "", 0);
+	send_record(p, FCGI_GET_VALUES, 0, q, n);
+	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_GET_VALUES_RESULT, 2));
+	ck_assert_uint_eq(p->mgmtlen, 2 + 13 + 1 + 2 + 15 + 1);
+	ck_assert(memcmp(p->mgmt + 2, "FCGI_MAX_REQS1", 14) == 0);
+	ck_assert(memcmp(p->mgmt + 18, "FCGI_MPXS_CONNS0", 16) == 0);
 	peer_free(p);
 }
 END_TEST
@@ -739,11 +765,40 @@ START_TEST(unknown_type_and_role)
 }
 END_TEST
 
+static struct resp *ask(struct peer *, uint16_t, const char *, const char *);
+static const char *body_str(struct resp *);
+
 /*
- * Beyond max_reqs a BEGIN_REQUEST is held unread until a request of the
- * connection ends, so a peer that trusts FCGI_MAX_REQS is never refused.
+ * The PARAMS of a request for uri, then its empty PARAMS and empty STDIN,
+ * as id: all of it but the BEGIN_REQUEST.
  */
-START_TEST(held_beyond_max_reqs)
+static void
+send_rest(struct peer *p, uint16_t id, const char *uri)
+{
+	uint8_t	 params[2048];
+	size_t	 n;
+
+	n = encode_params(params, sizeof(params), uri, 0);
+	send_record(p, FCGI_PARAMS, id, params, n);
+	send_record(p, FCGI_PARAMS, id, NULL, 0);
+	send_record(p, FCGI_STDIN, id, NULL, 0);
+}
+
+/* Whether r was refused: END_REQUEST FCGI_OVERLOADED and no STDOUT. */
+static int
+overloaded(const struct resp *r)
+{
+	return r->ended && r->pstatus == FCGI_OVERLOADED && r->outlen == 0;
+}
+
+/*
+ * Every BEGIN_REQUEST first, then the PARAMS and STDIN of each: those
+ * within max_reqs are served, the rest refused at once with
+ * FCGI_OVERLOADED and their records dropped; nothing waits, and the
+ * connection goes on.  (A BEGIN held unread until a request ended hid
+ * the records those requests needed: nothing was ever answered.)
+ */
+START_TEST(begin_first_beyond_max_reqs)
 {
 	struct peer	*p;
 	int		 id;
@@ -751,19 +806,94 @@ START_TEST(held_beyond_max_reqs)
 	lim.max_reqs = 2;
 	start();
 	p = peer_new();
-	send_request(p, 1, FCGI_KEEP_CONN, "/sleep?300", NULL, 0);
-	send_request(p, 2, FCGI_KEEP_CONN, "/sleep?300", NULL, 0);
+	for (id = 1; id < 7; id++)
+		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	for (id = 1; id < 7; id++)
+		send_rest(p, (uint16_t)id, "/hello");
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+	    p->r[6].ended, 3));
+	for (id = 1; id < 3; id++) {
+		ck_assert_int_eq(p->r[id].pstatus, FCGI_REQUEST_COMPLETE);
+		ck_assert_str_eq(body_str(&p->r[id]), "Hello World\n");
+	}
+	for (id = 3; id < 7; id++)
+		ck_assert_msg(overloaded(&p->r[id]), "request %d", id);
+	ck_assert_uint_eq(stats().overloaded, 4);
+	ck_assert_uint_eq(stats().closed_on_error, 0);
+	ck_assert_uint_eq(stats().requests_active, 0);
+	/* The ids are free again, on the same connection. */
+	ck_assert_str_eq(body_str(ask(p, 3, "/hello", NULL)), "Hello World\n");
+	ck_assert_uint_eq(stats().connections, 1);
+	peer_free(p);
+}
+END_TEST
+
+/* The refusal is immediate: it does not wait for the requests in flight. */
+START_TEST(overloaded_at_once)
+{
+	struct peer	*p;
+	int		 id;
+
+	lim.max_reqs = 2;
+	start();
+	p = peer_new();
+	send_request(p, 1, FCGI_KEEP_CONN, "/sleep?400", NULL, 0);
+	send_request(p, 2, FCGI_KEEP_CONN, "/sleep?400", NULL, 0);
 	for (id = 3; id < 8; id++)
 		send_request(p, (uint16_t)id, FCGI_KEEP_CONN, "/hello", NULL, 0);
-	run_for(0.1);
-	peer_read(p, 0);
-	ck_assert(!p->r[3].ended);
-	ck_assert(RUN_UNTIL(p, p->r[7].ended, 3));
-	for (id = 1; id < 8; id++) {
-		ck_assert_int_eq(p->r[id].pstatus, FCGI_REQUEST_COMPLETE);
-		ck_assert_int_eq(resp_status(&p->r[id]), 200);
-	}
-	ck_assert_uint_eq(stats().overloaded, 0);
+	ck_assert(RUN_UNTIL(p, p->r[7].ended, 2));
+	ck_assert(!p->r[1].ended && !p->r[2].ended);
+	for (id = 3; id < 8; id++)
+		ck_assert_msg(overloaded(&p->r[id]), "request %d", id);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 3));
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	ck_assert_int_eq(resp_status(&p->r[2]), 200);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * --max-conn-requests 2, four requests multiplexed: two served, the two
+ * beyond refused with FCGI_OVERLOADED (not left without an END_REQUEST),
+ * then the connection closes.
+ */
+START_TEST(max_conn_requests_refuses_beyond)
+{
+	struct peer	*p;
+	int		 id;
+
+	lim.max_conn_requests = 2;
+	start();
+	p = peer_new();
+	for (id = 1; id < 5; id++)
+		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	for (id = 1; id < 5; id++)
+		send_rest(p, (uint16_t)id, "/hello");
+	ck_assert(RUN_UNTIL(p, p->eof, 3));
+	for (id = 1; id < 3; id++)
+		ck_assert_str_eq(body_str(&p->r[id]), "Hello World\n");
+	ck_assert(overloaded(&p->r[3]));
+	ck_assert(overloaded(&p->r[4]));
+	ck_assert_uint_eq(stats().closed_on_error, 0);
+	peer_free(p);
+}
+END_TEST
+
+/* The same one after another: the third gets its END_REQUEST too. */
+START_TEST(max_conn_requests_pipelined)
+{
+	struct peer	*p;
+	int		 id;
+
+	lim.max_conn_requests = 2;
+	start();
+	p = peer_new();
+	for (id = 1; id < 4; id++)
+		send_request(p, (uint16_t)id, FCGI_KEEP_CONN, "/big", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->eof, 3));
+	ck_assert_int_eq(resp_status(&p->r[1]), 200);
+	ck_assert_int_eq(resp_status(&p->r[2]), 200);
+	ck_assert(overloaded(&p->r[3]));
 	peer_free(p);
 }
 END_TEST
@@ -811,7 +941,7 @@ START_TEST(eof_after_requests_answers_them)
 	lim.high_water = 8 * 1024;
 	lim.low_water = 2 * 1024;
 	lim.sndbuf = 4096;
-	lim.max_reqs = 2;
+	lim.max_reqs = 8;
 	start();
 	p = peer_new();
 	for (id = 1; id < 9; id++)
@@ -1062,6 +1192,105 @@ START_TEST(params_split_byte_by_byte)
 }
 END_TEST
 
+/* Appends a record of type for id with len bytes at data to buf at *n. */
+static void
+put_record(uint8_t *buf, size_t cap, size_t *n, uint8_t type, uint16_t id,
+    const void *data, size_t len)
+{
+	uint8_t	 pad = fcgi_padding(len);
+
+	ck_assert_uint_le(*n + FCGI_HEADER_LEN + len + pad, cap);
+	fcgi_header_encode(buf + *n, type, id, (uint16_t)len, pad);
+	if (len > 0)
+		memcpy(buf + *n + FCGI_HEADER_LEN, data, len);
+	memset(buf + *n + FCGI_HEADER_LEN + len, 0, pad);
+	*n += FCGI_HEADER_LEN + len + pad;
+}
+
+/*
+ * Requests 1 to 4 begun before any of them has its PARAMS, with max_reqs
+ * 2: 3 and 4 refused, their records among the others' dropped.
+ */
+static size_t
+begin_first_stream(uint8_t *buf, size_t cap)
+{
+	static const uint16_t	 order[] = { 3, 0, 4, 1, 2 };
+	uint8_t			 params[512];
+	size_t			 n = 0, plen, i;
+	uint16_t		 id;
+
+	plen = encode_params(params, sizeof(params), "/hello", 0);
+	for (id = 1; id < 4; id++) {
+		ck_assert_uint_le(n + 16, cap);
+		fcgi_begin_encode(buf + n, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+		n += 16;
+	}
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if ((id = order[i]) == 0) {
+			ck_assert_uint_le(n + 16, cap);
+			fcgi_begin_encode(buf + n, 4, FCGI_RESPONDER,
+			    FCGI_KEEP_CONN);
+			n += 16;
+			continue;
+		}
+		put_record(buf, cap, &n, FCGI_PARAMS, id, params, plen);
+		put_record(buf, cap, &n, FCGI_PARAMS, id, NULL, 0);
+		put_record(buf, cap, &n, FCGI_STDIN, id, NULL, 0);
+	}
+	return n;
+}
+
+/*
+ * The begin-first stream cut at every byte: the rest after a loop turn
+ * (the same answers), or the end of input there (what was whole is
+ * answered as it should be, nothing else, and the connection closes).
+ */
+START_TEST(begin_first_every_prefix)
+{
+	struct peer	*p;
+	uint8_t		 buf[2048];
+	size_t		 len, cut;
+	int		 id, i;
+
+	lim.max_reqs = 2;
+	start();
+	len = begin_first_stream(buf, sizeof(buf));
+	for (cut = 0; cut <= len; cut++) {
+		p = peer_new();
+		peer_send(p, buf, cut);
+		for (i = 0; i < 3; i++)
+			event_base_loop(base, EVLOOP_NONBLOCK);
+		peer_send(p, buf + cut, len - cut);
+		ck_assert_msg(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+		    p->r[3].ended && p->r[4].ended, 2), "cut at %zu", cut);
+		ck_assert_str_eq(body_str(&p->r[1]), "Hello World\n");
+		ck_assert_str_eq(body_str(&p->r[2]), "Hello World\n");
+		ck_assert_msg(overloaded(&p->r[3]) && overloaded(&p->r[4]),
+		    "cut at %zu", cut);
+		peer_free(p);
+
+		p = peer_new();
+		peer_send(p, buf, cut);
+		ck_assert_int_eq(shutdown(p->fd, SHUT_WR), 0);
+		ck_assert_msg(RUN_UNTIL(p, p->eof, 2), "cut at %zu", cut);
+		for (id = 1; id < 3; id++)
+			ck_assert(!p->r[id].ended ||
+			    p->r[id].pstatus == FCGI_REQUEST_COMPLETE);
+		for (id = 3; id < 5; id++)
+			ck_assert(!p->r[id].ended || overloaded(&p->r[id]));
+		/* BEGIN 3 is the 48th byte: refused once it is whole. */
+		ck_assert(p->r[3].ended == (cut >= 48));
+		if (cut == len)
+			ck_assert(p->r[1].ended && p->r[2].ended);
+		peer_free(p);
+	}
+	ck_assert(RUN_UNTIL(p = peer_new(), stats().connections == 1, 2));
+	ck_assert_uint_eq(stats().closed_on_error, 0);
+	ck_assert_uint_eq(stats().requests_active, 0);
+	peer_free(p);
+}
+END_TEST
+
 /* malformed: each closes its one connection; the server goes on. */
 START_TEST(bad_version_closes_one_conn)
 {
@@ -1236,6 +1465,78 @@ START_TEST(header_timeout_per_request)
 	ck_assert(now_s() - t0 >= 1.5);
 	ck_assert(!p->r[2].ended);
 	ck_assert_uint_eq(stats().closed_on_error, 1);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * Requests begun together, their PARAMS sent one after another: each one
+ * that ends restarts the next one's header timeout, so none is cut for
+ * the time the others took.  A peer that then stops is still closed.
+ */
+START_TEST(header_timeout_counts_progress)
+{
+	struct peer	*p;
+	double		 t0, t3;
+	int		 id;
+
+	lim.header_timeout = 1;
+	start();
+	p = peer_new();
+	t0 = now_s();
+	for (id = 1; id < 4; id++)
+		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	for (id = 1; id < 4; id++) {
+		run_for(0.6 * id - (now_s() - t0));
+		send_rest(p, (uint16_t)id, "/hello");
+		ck_assert_msg(RUN_UNTIL(p, p->r[id].ended, 2), "request %d", id);
+		ck_assert_str_eq(body_str(&p->r[id]), "Hello World\n");
+	}
+	/* Past 1.8 s: request 3 was begun 1.8 s before its PARAMS. */
+	ck_assert(!p->eof);
+	ck_assert_uint_eq(stats().timeouts_header, 0);
+	t3 = now_s();
+	send_begin(p, 4, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	ck_assert(RUN_UNTIL(p, p->eof, 3));
+	ck_assert_double_ge(now_s() - t3, 0.9);
+	ck_assert_uint_eq(stats().timeouts_header, 1);
+	peer_free(p);
+}
+END_TEST
+
+/*
+ * Paused above its high mark, a connection reads nothing: a request whose
+ * PARAMS wait unread meanwhile is not timed out for it.
+ */
+START_TEST(header_timeout_not_while_paused)
+{
+	struct peer	*p;
+	size_t		 len;
+
+	lim.header_timeout = 1;
+	/* Each answer is queued whole; the second passes the high mark. */
+	lim.high_water = 64 * 1024;
+	lim.low_water = 16 * 1024;
+	lim.sndbuf = 4096;
+	start();
+	p = peer_new();
+	send_begin(p, 2, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_request(p, 1, FCGI_KEEP_CONN, "/size?40000", NULL, 0);
+	send_request(p, 3, FCGI_KEEP_CONN, "/size?40000", NULL, 0);
+	run_for(0.2);
+	send_rest(p, 2, "/hello");
+	/* The peer reads nothing for 1.5 s: c stays paused. */
+	run_for(1.5);
+	ck_assert_uint_eq(stats().connections, 1);
+	ck_assert(!p->r[2].ended);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+	    p->r[3].ended, 10));
+	resp_body(&p->r[1], &len);
+	ck_assert_uint_eq(len, 40000);
+	resp_body(&p->r[3], &len);
+	ck_assert_uint_eq(len, 40000);
+	ck_assert_str_eq(body_str(&p->r[2]), "Hello World\n");
+	ck_assert_uint_eq(stats().timeouts_header, 0);
 	peer_free(p);
 }
 END_TEST
@@ -1708,6 +2009,104 @@ START_TEST(stream_aborted)
 }
 END_TEST
 
+/* Streamed requests whose handler leaves their body for later. */
+static struct evfcgi_req	*late_req[8];
+static size_t			 late_got[8];
+static int			 late_early = -1;
+
+static void
+late_handler(struct evfcgi_req *req, void *arg)
+{
+	const char	*rest = evfcgi_path_rest(req);
+
+	(void)arg;
+	late_req[atoi(rest + (*rest == '/'))] = req;
+}
+
+/*
+ * Takes a late body; the first call answers another request still
+ * waiting for its own at once (it leaves the kicked list unhanded).
+ */
+static void
+late_body(struct evfcgi_req *req, struct evbuffer *b, int done, void *arg)
+{
+	size_t			 i = (size_t)(uintptr_t)arg, j;
+	struct evfcgi_req	*o;
+
+	late_got[i] += evbuffer_get_length(b);
+	evbuffer_drain(b, evbuffer_get_length(b));
+	for (j = 0; late_early == -1 && j < 8; j++)
+		if (j != i && late_req[j] != NULL && late_got[j] == 0) {
+			late_early = (int)j;
+			o = late_req[j];
+			late_req[j] = NULL;
+			evfcgi_respond(o, 200, "text/plain", "early", 5);
+		}
+	if (done) {
+		late_req[i] = NULL;
+		evfcgi_respond(req, 200, "text/plain", "ok", 2);
+	}
+}
+
+/*
+ * evfcgi_on_body() set once the bodies are in, for several requests on
+ * one connection, as a new request arrives: each is handed its whole body
+ * on the next turn (from one kicked list, not a look at every request),
+ * but one answered meanwhile, and the new request is served too.
+ */
+START_TEST(late_on_body_kicks)
+{
+	struct peer	*p;
+	uint8_t		*b;
+	size_t		 len, off, i;
+	char		 uri[32];
+
+	memset(late_req, 0, sizeof(late_req));
+	memset(late_got, 0, sizeof(late_got));
+	late_early = -1;
+	lim.max_reqs = 9;
+	start();
+	ck_assert_int_eq(evfcgi_route_ex(srv, "/late", EVFCGI_ROUTE_STREAM |
+	    EVFCGI_ROUTE_PREFIX, NULL, late_handler, NULL), 0);
+	p = peer_new();
+	for (i = 0; i < 8; i++) {
+		snprintf(uri, sizeof(uri), "/late/%zu", i);
+		b = stream_records((uint16_t)(i + 1), uri, 1000 * (i + 1), 1,
+		    &len);
+		off = 0;
+		ck_assert(push(p, b, len, &off, 5));
+		free(b);
+	}
+	run_for(0.1);
+	for (i = 0; i < 8; i++) {
+		ck_assert_ptr_nonnull(late_req[i]);
+		ck_assert_int_eq(evfcgi_on_body(late_req[i], late_body,
+		    (void *)(uintptr_t)i), 0);
+	}
+	/* Readable in the turn the kicks are due: both are acted on. */
+	send_request(p, 9, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
+	    p->r[3].ended && p->r[4].ended && p->r[5].ended &&
+	    p->r[6].ended && p->r[7].ended && p->r[8].ended &&
+	    p->r[9].ended, 3));
+	ck_assert_int_ge(late_early, 0);
+	for (i = 0; i < 8; i++) {
+		ck_assert_ptr_null(late_req[i]);
+		if ((int)i == late_early) {
+			ck_assert_uint_eq(late_got[i], 0);
+			ck_assert_str_eq(body_str(&p->r[i + 1]), "early");
+			continue;
+		}
+		ck_assert_uint_eq(late_got[i], 1000 * (i + 1));
+		ck_assert_str_eq(body_str(&p->r[i + 1]), "ok");
+	}
+	ck_assert_str_eq(body_str(&p->r[9]), "Hello World\n");
+	ck_assert_uint_eq(stats().requests_active, 0);
+	ck_assert_uint_eq(stats().bytes_input, 0);
+	peer_free(p);
+}
+END_TEST
+
 static char	 fd_path[64];
 static int	 fd_sent = -1;
 
@@ -2128,7 +2527,9 @@ conn_suite(void)
 	    keep_conn_serves_many, sizes_at_record_boundaries, multiplexed_ids,
 	    pipelined_answers_overflow_the_stage,
 	    partial_write_queues_the_rest, abort_request, watermark_pause_and_resume, global_cap_answers_503,
-	    get_values, unknown_type_and_role, held_beyond_max_reqs,
+	    get_values, get_values_max_conn_requests, unknown_type_and_role,
+	    begin_first_beyond_max_reqs, overloaded_at_once,
+	    max_conn_requests_refuses_beyond, max_conn_requests_pipelined,
 	    stray_records_ignored, drain_answers_paused_input,
 	    eof_after_requests_answers_them, refused_without_keep_conn_closes,
 	    get_values_with_an_id, head_has_no_body, body_without_length,
@@ -2138,13 +2539,15 @@ conn_suite(void)
 	    async_answer_and_abort, producer_writing_nothing_waits,
 	    producer_without_end_bounded, head_producer_runs_once,
 	    producer_idle_called_next_turn, short_body_closes_kept_conn,
+	    late_on_body_kicks,
 	    NULL);
 	suite_add_case(s, "partial", setup, teardown, 30,
-	    params_split_byte_by_byte, NULL);
+	    params_split_byte_by_byte, begin_first_every_prefix, NULL);
 	tc = suite_add_case(s, "malformed", setup, teardown, 30,
 	    bad_version_closes_one_conn, params_too_large_431,
 	    body_too_large_413, header_timeout_closes,
-	    header_timeout_per_request, write_timeout_closes,
+	    header_timeout_per_request, header_timeout_counts_progress,
+	    header_timeout_not_while_paused, write_timeout_closes,
 	    idle_timeout_closes, idle_timeout_restarts_on_activity,
 	    trickled_record_times_out,
 	    slow_reader_not_cut, NULL);

@@ -53,7 +53,7 @@ for args in "" "127.0.0.1:1" "-c 0 127.0.0.1:1 /x" "-c x 127.0.0.1:1 /x" \
 	"-p novalue 127.0.0.1:1 /x" "-p =v 127.0.0.1:1 /x" "127.0.0.1:1 x" \
 	"127.0.0.1 /x" "127.0.0.1:0 /x" "::1:80 /x" "[::1 /x" "unix: /x" \
 	"-b $T/no-such-file 127.0.0.1:1 /x" "-o $T/no-such-dir/f 127.0.0.1:1 /x" \
-	"-c 100000000 127.0.0.1:1 /x"; do
+	"-c 100000000 127.0.0.1:1 /x" "-k --begin-first 127.0.0.1:1 /x"; do
 	# shellcheck disable=SC2086
 	"$F" $args >/dev/null 2>"$T/err"
 	rc=$?
@@ -143,8 +143,11 @@ check "-k -m 4: four 300 ms requests at once on one connection (${wall} ms < 900
 t0=$(now_ns)
 fcgi_load -n 20 -c 1 -k -m 20 "$A" "/sleep?300"
 wall=$(ms_since "$t0")
-check "-m 20 past the daemon's 16: the 4 beyond wait their turn, 20 answered (${wall} ms >= 600)" \
-	eval 'summary_is 20 200 20 0 0 && test "$wall" -ge 600'
+check "-m 20 past the daemon's 16: 16 answered, the 4 beyond refused at once (FCGI_OVERLOADED, ${wall} ms < 900)" \
+	eval 'summary_is 16 200 16 "4 (overloaded 4)" 1 && test "$wall" -lt 900'
+fcgi_load -n 20 -c 1 -k -m 20 --begin-first "$A" /hello
+check "--begin-first -m 20: 20 BEGINs first, the 16 the daemon takes answered, the 4 beyond refused" \
+	summary_is 16 200 16 "4 (overloaded 4)" 1
 
 # --- bodies: -o and -b ---
 pattern 1048579 >"$T/exp.size"

@@ -6,7 +6,9 @@
  * the CGI variables as PARAMS, the optional body as STDIN.  By default
  * each request has its own connection, which the server closes after
  * END_REQUEST, as lighttpd and a default nginx do; -k sets FCGI_KEEP_CONN
- * and reuses connections, and -m multiplexes several request ids on each.
+ * and reuses connections, and -m multiplexes several request ids on each
+ * (--begin-first: the BEGIN_REQUESTs of the requests started together on a
+ * connection go first, their PARAMS and STDIN after them all).
  * Without -k a slot dials again only once the server has closed, so
  * TIME_WAIT stays on the server's side, as behind a real front end, and
  * a long run does not use up the client's ports.
@@ -120,6 +122,7 @@ struct conn {
 	struct evbuffer	*c_out;
 	struct req	*c_reqs;	/* per_conn slots; id = index + 1 */
 	int		 c_nbusy;
+	long long	 c_next;	/* where to look for a free slot */
 	/* The record being read. */
 	uint8_t		 c_hdr[FCGI_HEADER_LEN];
 	size_t		 c_hdrlen;	/* header bytes gathered */
@@ -157,7 +160,7 @@ static int	 load_body(const char *, uint8_t **, size_t *);
 static void	 tmpl_add(uint8_t, const uint8_t *, size_t);
 static void	 tmpl_build(const struct param *, size_t, const uint8_t *,
 		    size_t, uint8_t);
-static void	 tmpl_queue(struct evbuffer *, uint16_t);
+static void	 tmpl_queue(struct evbuffer *, uint16_t, size_t, size_t);
 static void	 slot_fill(struct conn *);
 static void	 req_start(struct conn *);
 static void	 req_ok(struct conn *, struct req *);
@@ -193,7 +196,7 @@ static const char	*progname = "fcgi_load";
 /* Options. */
 static long long	 opt_conns = 1, opt_inflight = 1, opt_requests;
 static double		 opt_duration, opt_limit, opt_timeout = TIMEOUT_SECS;
-static int		 opt_keep, opt_quiet;
+static int		 opt_keep, opt_quiet, opt_begin_first;
 static long long	 opt_rcvbuf, opt_read_size = RBUF_SIZE, opt_pause;
 static const char	*opt_output, *opt_body;
 static struct param	*opt_params;	/* -p, in order */
@@ -211,6 +214,7 @@ static size_t		 tmpl_len;
 static size_t		*tmpl_recs;	/* offset of each record header */
 static size_t		 tmpl_nrecs;
 static uint8_t		*scratch;	/* a small request with another id */
+static struct evbuffer	*rest_q;	/* --begin-first: what follows BEGINs */
 
 static struct lg_run		 run;	/* lr_started: requests started */
 static const struct timeval	*timeout_tv, *linger_tv;
@@ -239,6 +243,7 @@ static const struct option longopts[] = {
 	{ "body",		required_argument,	NULL, 'b' },
 	{ "param",		required_argument,	NULL, 'p' },
 	{ "timeout",		required_argument,	NULL, 'T' },
+	{ "begin-first",	no_argument,		NULL, 'F' },
 	SLOW_READER_LONGOPTS('R', 'S', 'P')
 };
 
@@ -264,6 +269,9 @@ usage(FILE *fp, int status)
 "                       one connection per request, closed by the server)\n"
 "  -m, --in-flight N    request ids in flight on each kept connection\n"
 "                       (multiplexing; default 1; needs -k)\n"
+"      --begin-first    the requests started together on a connection send\n"
+"                       all their BEGIN_REQUESTs first, then their PARAMS\n"
+"                       and STDIN (needs -m)\n"
 "  -n, --requests N     requests in all (default 1)\n"
 "  -d, --duration S     run for S seconds instead (fractions allowed);\n"
 "                       requests still in flight then are not counted\n"
@@ -466,29 +474,36 @@ tmpl_build(const struct param *ps, size_t np, const uint8_t *body,
 }
 
 /*
- * tmpl_queue: appends the request with id to out.  A small one is copied;
- * a large one is referenced (the template lives as long as the process),
- * with fresh headers when the id is not 1.
+ * tmpl_queue: appends records [from, to) of the request (to 0: all from
+ * from on) with id to out.  A small one is copied; a large one is
+ * referenced (the template lives as long as the process), with fresh
+ * headers when the id is not 1.
  */
 static void
-tmpl_queue(struct evbuffer *out, uint16_t id)
+tmpl_queue(struct evbuffer *out, uint16_t id, size_t from, size_t to)
 {
 	uint8_t	 hdr[FCGI_HEADER_LEN];
 	size_t	 i, off, end;
 	int	 rc = 0;
 
+	if (to == 0 || to > tmpl_nrecs)
+		to = tmpl_nrecs;
+	off = tmpl_recs[from];
+	end = to < tmpl_nrecs ? tmpl_recs[to] : tmpl_len;
 	if (id == 1)
-		rc = tmpl_len <= SMALL_REQ ? evbuffer_add(out, tmpl, tmpl_len) :
-		    evbuffer_add_reference(out, tmpl, tmpl_len, NULL, NULL);
+		rc = tmpl_len <= SMALL_REQ ?
+		    evbuffer_add(out, tmpl + off, end - off) :
+		    evbuffer_add_reference(out, tmpl + off, end - off, NULL,
+		    NULL);
 	else if (tmpl_len <= SMALL_REQ) {
-		memcpy(scratch, tmpl, tmpl_len);
-		for (i = 0; i < tmpl_nrecs; i++) {
+		memcpy(scratch + off, tmpl + off, end - off);
+		for (i = from; i < to; i++) {
 			scratch[tmpl_recs[i] + 2] = (uint8_t)(id >> 8);
 			scratch[tmpl_recs[i] + 3] = (uint8_t)id;
 		}
-		rc = evbuffer_add(out, scratch, tmpl_len);
+		rc = evbuffer_add(out, scratch + off, end - off);
 	} else
-		for (i = 0; i < tmpl_nrecs && rc == 0; i++) {
+		for (i = from; i < to && rc == 0; i++) {
 			off = tmpl_recs[i];
 			end = i + 1 < tmpl_nrecs ? tmpl_recs[i + 1] : tmpl_len;
 			memcpy(hdr, tmpl + off, sizeof(hdr));
@@ -518,6 +533,9 @@ slot_fill(struct conn *c)
 		return;
 	while (c->c_nbusy < per_conn && lg_more(&run))
 		req_start(c);
+	/* --begin-first: the BEGINs went; the rest of each follows. */
+	if (rest_q != NULL && evbuffer_add_buffer(c->c_out, rest_q) == -1)
+		oom();
 	if (c->c_nbusy == 0) {
 		if (c->c_state == CS_OPEN)
 			conn_shut(c);
@@ -536,8 +554,10 @@ req_start(struct conn *c)
 	struct req	*r;
 	long long	 i;
 
-	for (i = 0; c->c_reqs[i].r_busy; i++)
+	/* Slots are freed about in the order they were taken. */
+	for (i = c->c_next; c->c_reqs[i].r_busy; i = (i + 1) % per_conn)
 		;
+	c->c_next = (i + 1) % per_conn;
 	r = &c->c_reqs[i];
 	memset(r, 0, sizeof(*r));
 	r->r_busy = 1;
@@ -547,7 +567,12 @@ req_start(struct conn *c)
 	r->r_start_us = now_us();
 	r->r_out = out_fp != NULL && r->r_seq == 1;
 	c->c_nbusy++;
-	tmpl_queue(c->c_out, r->r_id);
+	if (rest_q == NULL)
+		tmpl_queue(c->c_out, r->r_id, 0, 0);
+	else {
+		tmpl_queue(c->c_out, r->r_id, 0, 1);
+		tmpl_queue(rest_q, r->r_id, 1, 0);
+	}
 }
 
 /* req_ok: r was answered: counts its status and latency, frees its slot. */
@@ -832,7 +857,7 @@ conn_redial(struct conn *c)
 		if (c->c_reqs[i].r_busy) {
 			c->c_reqs[i].r_retried = 1;
 			c->c_reqs[i].r_start_us = now_us();
-			tmpl_queue(c->c_out, c->c_reqs[i].r_id);
+			tmpl_queue(c->c_out, c->c_reqs[i].r_id, 0, 0);
 		}
 	conn_open(c);
 	return 1;
@@ -1200,6 +1225,8 @@ parse_args(int argc, char **argv)
 	if (opt_inflight > 1 && !opt_keep)
 		usage_error("--in-flight needs --keep-conn: without "
 		    "FCGI_KEEP_CONN the server closes after one request");
+	if (opt_begin_first && opt_inflight < 2)
+		usage_error("--begin-first needs --in-flight 2 or more");
 	addr_str = argv[optind];
 	req_path = argv[optind + 1];
 	if (server_parse(addr_str, &why) == -1)
@@ -1261,6 +1288,9 @@ opt_take(int ch, const char *arg)
 		return 0;
 	case 'q':
 		opt_quiet = 1;
+		return 0;
+	case 'F':
+		opt_begin_first = 1;
 		return 0;
 	case 'h':
 		usage(stdout, EXIT_OK);
@@ -1383,6 +1413,8 @@ run_setup(void)
 	pause_tv.tv_usec = (suseconds_t)(opt_pause % 1000) * 1000;
 	if ((conns = calloc((size_t)opt_conns, sizeof(*conns))) == NULL)
 		oom();
+	if (opt_begin_first && (rest_q = evbuffer_new()) == NULL)
+		oom();
 	for (v = 0; v < opt_conns; v++) {
 		lg_slot_init(&conns[v].c_slot, &run, conn_cb, conn_woke,
 		    &conns[v]);
@@ -1460,6 +1492,8 @@ cleanup(void)
 		evbuffer_free(conns[v].c_out);
 		free(conns[v].c_reqs);
 	}
+	if (rest_q != NULL)
+		evbuffer_free(rest_q);
 	lg_free(&run);
 	free(tmpl);
 	free(tmpl_recs);

@@ -82,6 +82,7 @@ static void	conn_req_done(struct evfcgi_req *, void *);
 static void	conn_req_produce(struct evfcgi_req *, void *);
 static void	conn_req_resume(struct evfcgi_req *, void *);
 static void	conn_kick_bodies(struct conn *);
+static void	conn_kick_forget(struct conn *, struct evfcgi_req *);
 
 static const char *const conn_state_names[] = {
 	"reading", "paused", "closing", "dead"
@@ -203,6 +204,8 @@ conn_set_state(struct conn *c, enum conn_state s)
 		log_debug("%s: %s -> %s", c->c_peer,
 		    conn_state_names[c->c_state], conn_state_names[s]);
 	c->c_state = s;
+	if (s == CONN_READING)
+		conn_params_clock(c);
 	if (s != CONN_DEAD)
 		conn_read_update(c);
 	return 0;
@@ -446,7 +449,7 @@ void
 conn_maybe_close(struct conn *c)
 {
 	if (!c->c_close_after || c->c_tab.rt_n > 0 || c->c_state == CONN_DEAD ||
-	    conn_input_pending(c))
+	    c->c_in_records || conn_input_pending(c))
 		return;
 	if (conn_out_len(c) == 0)
 		conn_close_flushed(c);
@@ -456,8 +459,9 @@ conn_maybe_close(struct conn *c)
 
 /*
  * Readable: one read() into the input, then the records in it.  Made
- * active with EV_TIMEOUT instead, c only looks at what it holds (a request
- * held by max_reqs may go on).
+ * active with EV_TIMEOUT instead, c only looks at what it holds (a
+ * streamed body's handler took what it had: held input may go on).  The
+ * bodies kicked are handed over first, either way: both can come at once.
  */
 static void
 conn_readcb(evutil_socket_t fd, short what, void *arg)
@@ -467,13 +471,13 @@ conn_readcb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	conn_enter(c);
 	conn_stage_lend(c);
-	if (what & EV_READ)
+	conn_kick_bodies(c);
+	if (c->c_state == CONN_DEAD)
+		;
+	else if (what & EV_READ)
 		conn_read(c);
-	else {
-		conn_kick_bodies(c);
-		if (c->c_state != CONN_DEAD)
-			c->c_env->ce_process(c);
-	}
+	else
+		c->c_env->ce_process(c);
 	conn_stage_flush(c);
 	conn_leave(c);
 }
@@ -617,11 +621,23 @@ conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
 		r->r_producing = 0;
 	}
-	/* A BEGIN held by max_reqs may go now: on the next turn. */
-	if (c->c_held && c->c_state != CONN_DEAD) {
-		c->c_held = 0;
-		event_active(&c->c_rev, EV_TIMEOUT, 1);
-	}
+	if (r->r_kick_listed)
+		conn_kick_forget(c, r);
+}
+
+/* Takes r off c's kicked list (short: what was kicked this turn). */
+static void
+conn_kick_forget(struct conn *c, struct evfcgi_req *r)
+{
+	struct evfcgi_req	**pp;
+
+	for (pp = &c->c_kicked; *pp != NULL; pp = &(*pp)->r_kick_next)
+		if (*pp == r) {
+			*pp = r->r_kick_next;
+			break;
+		}
+	r->r_kick_next = NULL;
+	r->r_kick_listed = 0;
 }
 
 void
@@ -638,13 +654,10 @@ conn_req_free(struct conn *c, struct evfcgi_req *r)
 static void
 conn_req_done(struct evfcgi_req *r, void *arg)
 {
-	struct conn			*c = arg;
-	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	struct conn	*c = arg;
 
 	conn_enter(c);
-	c->c_served++;
-	if (!r->r_keep || (lim->max_conn_requests > 0 &&
-	    c->c_served >= lim->max_conn_requests))
+	if (!r->r_keep)
 		c->c_close_after = 1;
 	if (r->r_state == REQ_DONE)
 		conn_req_free(c, r);
@@ -658,29 +671,35 @@ conn_req_done(struct evfcgi_req *r, void *arg)
 
 /*
  * A streamed body can take input again, or has bytes to hand over: both
- * on the next loop turn, outside the application's call.
+ * on the next loop turn, outside the application's call.  One kicked is
+ * listed, so that the turn looks at it alone, not at every request.
  */
 static void
 conn_req_resume(struct evfcgi_req *r, void *arg)
 {
 	struct conn	*c = arg;
 
-	(void)r;
-	if (c->c_state != CONN_DEAD)
-		event_active(&c->c_rev, EV_TIMEOUT, 1);
+	if (c->c_state == CONN_DEAD)
+		return;
+	if (r->r_kick && !r->r_kick_listed) {
+		r->r_kick_next = c->c_kicked;
+		c->c_kicked = r;
+		r->r_kick_listed = 1;
+	}
+	event_active(&c->c_rev, EV_TIMEOUT, 1);
 }
 
 /* Hands the streamed bodies that were kicked what waits for them. */
 static void
 conn_kick_bodies(struct conn *c)
 {
-	struct evfcgi_req	*r, *next;
+	struct evfcgi_req	*r;
 
-	for (r = TAILQ_FIRST(&c->c_reqs); r != NULL &&
-	    c->c_state != CONN_DEAD; r = next) {
-		next = TAILQ_NEXT(r, r_entry);
-		if (r->r_kick)
-			req_body_kick(r);
+	while (c->c_state != CONN_DEAD && (r = c->c_kicked) != NULL) {
+		c->c_kicked = r->r_kick_next;
+		r->r_kick_next = NULL;
+		r->r_kick_listed = 0;
+		req_body_kick(r);
 	}
 }
 
@@ -711,12 +730,13 @@ conn_req_produce(struct evfcgi_req *r, void *arg)
 
 /*
  * Arms the one timer a connection needs now: the deadline of the oldest
- * request whose PARAMS are incomplete (each request has its own, counted
- * from its BEGIN_REQUEST), or an idle timeout (restarted by every read)
- * while input is awaited, or none while only the application or the output
- * is pending (the write event's timeout watches the output); and,
- * before any of those, the deadline of a record begun and not finished
- * (header_timeout from its first byte, so a trickle cannot hold a slot).
+ * request whose PARAMS are incomplete, while c reads (counted from its
+ * BEGIN_REQUEST, or from when c last waited afresh: conn_params_clock), or
+ * an idle timeout (restarted by every read) while input is awaited, or
+ * none while only the application or the output is pending (the write
+ * event's timeout watches the output); and, before any of those, the
+ * deadline of a record begun and not finished (header_timeout from its
+ * first byte, so a trickle cannot hold a slot).
  */
 void
 conn_timer_update(struct conn *c)
@@ -734,8 +754,12 @@ conn_timer_update(struct conn *c)
 	awaiting = c->c_tab.rt_n > c->c_nparams + c->c_nhandler;
 	idle = c->c_tab.rt_n == 0 && conn_out_len(c) == 0;
 	if (!TAILQ_EMPTY(&c->c_params)) {
-		want = TIMER_HEADER;
-		timeradd(&TAILQ_FIRST(&c->c_params)->r_begun, &span, &due);
+		/* Not reading (paused, held), c waits on itself: no deadline. */
+		if (c->c_state == CONN_READING && !c->c_stream_held) {
+			want = TIMER_HEADER;
+			timeradd(&TAILQ_FIRST(&c->c_params)->r_wait_from, &span,
+			    &due);
+		}
 	} else if (c->c_state == CONN_READING && !c->c_stream_held &&
 	    (awaiting || idle)) {
 		want = TIMER_IDLE;
@@ -778,6 +802,24 @@ conn_timer_update(struct conn *c)
 	else
 		timerclear(&tv);
 	evtimer_add(&c->c_timer, &tv);
+}
+
+/*
+ * The time the daemon spends on a connection's other requests, or paused
+ * above the high mark, is not its peer's: a client that begins many
+ * requests and then sends their PARAMS one after another makes progress
+ * with each, and none of them is timed out meanwhile.  A peer that stops
+ * sending is still closed header_timeout after the last request whose
+ * PARAMS ended (or its own BEGIN_REQUEST, if later).
+ */
+void
+conn_params_clock(struct conn *c)
+{
+	struct evfcgi_req	*r;
+
+	if ((r = TAILQ_FIRST(&c->c_params)) != NULL)
+		event_base_gettimeofday_cached(c->c_env->ce_base,
+		    &r->r_wait_from);
 }
 
 /*

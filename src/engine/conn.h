@@ -94,13 +94,15 @@ struct conn {
 	struct reqtab		 c_tab;		/* requests in flight, by id */
 	struct req_list		 c_reqs;	/* the same, in BEGIN order */
 	struct req_list		 c_params;	/* those in PARAMS, in order */
-	size_t			 c_nparams;
-	size_t			 c_nhandler;	/* those the application has */
+	uint32_t		 c_nparams;
+	uint32_t		 c_nhandler;	/* those the application has */
+	struct evfcgi_req	*c_kicked;	/* streamed bodies to look at
+						   next turn (r_kick_next) */
 	struct req_list		 c_producers;	/* round-robin order */
 	struct budget_waiter	 c_wait;	/* held by the global cap */
-	uint64_t		 c_served;
+	uint64_t		 c_begun;	/* requests let in (not refused) */
 	unsigned		 c_close_after:1; /* close when no request left */
-	unsigned		 c_held:1;	/* a BEGIN waits for max_reqs */
+	unsigned		 c_in_records:1; /* acting on records just read */
 	unsigned		 c_eof:1;	/* the peer sends no more */
 	unsigned		 c_partial:1;	/* input ends inside a record */
 	unsigned		 c_stream_held:1; /* a STDIN record waits for
@@ -175,7 +177,7 @@ void		 conn_error(struct conn *c, const char *why);
 
 /*
  * Whether c's input holds a whole record not yet acted on (paused above
- * the high mark, or held by max_reqs): c must not close before it is.
+ * the high mark, or a streamed body's held): c must not close before it is.
  */
 int		 conn_input_pending(struct conn *c);
 
@@ -205,6 +207,13 @@ int		 conn_set_state(struct conn *c, enum conn_state s);
 
 /* Arms the one timer c needs now. */
 void		 conn_timer_update(struct conn *c);
+
+/*
+ * c waits on its peer for PARAMS afresh (a request's PARAMS ended, or c
+ * reads again): the header timeout of the oldest request still in PARAMS
+ * counts from now.
+ */
+void		 conn_params_clock(struct conn *c);
 
 /* Reads while c is reading, has room for input and the peer may send. */
 void		 conn_read_update(struct conn *c);

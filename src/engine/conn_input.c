@@ -19,6 +19,9 @@
 #include "fcgi_proto.h"
 #include "log.h"
 
+struct conn_src;
+
+static int	conn_records_run(struct conn *, struct conn_src *);
 static int	conn_record(struct conn *, const struct fcgi_record *);
 static int	conn_management(struct conn *, const struct fcgi_record *);
 static void	conn_abort_req(struct conn *, struct evfcgi_req *);
@@ -36,6 +39,7 @@ static void	conn_authorizer(struct conn *, struct evfcgi_req *);
 static int	conn_get_values(struct conn *, const struct fcgi_record *);
 static size_t	conn_get_value(struct conn *, const struct fcgi_nv *,
 		    uint8_t *, size_t);
+static size_t	conn_max_reqs(const struct evfcgi_limits *);
 static struct evfcgi_req *conn_find(struct conn *, uint16_t);
 static int	conn_hold(struct conn *, const struct fcgi_header *);
 static void	conn_partial_update(struct conn *, int);
@@ -80,10 +84,28 @@ src_drain(struct conn_src *s, size_t n)
 /*
  * Parses and handles the whole records in s until it runs out, the output
  * passes its high mark (then reading pauses) or c dies.  Returns whether a
- * record was consumed, or -1 when c was closed.
+ * record was consumed, or -1 when c was closed.  c does not close for its
+ * last request meanwhile: the records after it are acted on first (a
+ * BEGIN_REQUEST past max_conn_requests gets its END_REQUEST).
  */
 static int
 conn_records(struct conn *c, struct conn_src *s)
+{
+	int	 rc;
+
+	if (c->c_stream_held) {
+		c->c_stream_held = 0;
+		conn_params_clock(c);
+	}
+	c->c_in_records = 1;
+	rc = conn_records_run(c, s);
+	c->c_in_records = 0;
+	return rc;
+}
+
+/* conn_records' loop. */
+static int
+conn_records_run(struct conn *c, struct conn_src *s)
 {
 	struct fcgi_record	 rec;
 	struct fcgi_header	 h;
@@ -91,7 +113,6 @@ conn_records(struct conn *c, struct conn_src *s)
 	size_t			 total;
 	int			 consumed = 0;
 
-	c->c_stream_held = 0;
 	while (c->c_state == CONN_READING && c->c_fail_why == NULL) {
 		if (conn_out_len(c) >= c->c_env->ce_lim->high_water) {
 			conn_set_state(c, CONN_PAUSED);
@@ -202,12 +223,11 @@ conn_partial_update(struct conn *c, int consumed)
 }
 
 /*
- * Whether the record with header h must wait: a new request beyond
- * max_reqs stays unread until one of c's requests ends (then c is woken),
- * so a peer that trusts FCGI_MAX_REQS is held back, never refused; and
- * body for a streamed request whose handler has not taken what it was
- * given (c is woken when it has).  Held input fills c's input buffer,
- * which then stops reading: a bounded cost, whatever the body's size.
+ * Whether the record with header h must wait: body for a streamed request
+ * whose handler has not taken what it was given (c is woken when it has).
+ * Held input fills c's input buffer, which then stops reading: a bounded
+ * cost, whatever the body's size.  Nothing else waits unread: a record
+ * behind a held one may be what the request ahead needs to end.
  */
 static int
 conn_hold(struct conn *c, const struct fcgi_header *h)
@@ -221,15 +241,7 @@ conn_hold(struct conn *c, const struct fcgi_header *h)
 		c->c_stream_held = 1;
 		return 1;
 	}
-	if (h->type != FCGI_BEGIN_REQUEST || h->request_id == 0 ||
-	    c->c_tab.rt_n < c->c_env->ce_lim->max_reqs ||
-	    reqtab_find(&c->c_tab, h->request_id) != NULL)
-		return 0;
-	if (!c->c_held)
-		log_debug("%s: %zu requests in flight: request %u waits",
-		    c->c_peer, c->c_tab.rt_n, h->request_id);
-	c->c_held = 1;
-	return 1;
+	return 0;
 }
 
 /* Handles one record.  Returns 0, or -1 when it closed the connection. */
@@ -295,7 +307,6 @@ conn_abort_req(struct conn *c, struct evfcgi_req *r)
 	if (r->r_state != REQ_DRAIN)
 		(void)conn_out(c, fcgi_out_end_request(&c->c_link.rl_out,
 		    r->r_id, FCGI_REQUEST_COMPLETE));
-	c->c_served++;
 	if (!r->r_keep)
 		c->c_close_after = 1;
 	conn_req_unlink(c, r);
@@ -303,13 +314,19 @@ conn_abort_req(struct conn *c, struct evfcgi_req *r)
 	conn_maybe_close(c);
 }
 
-/* Starts a request, or refuses it with an END_REQUEST status. */
+/*
+ * Starts a request, or refuses it at once with an END_REQUEST status:
+ * FCGI_UNKNOWN_ROLE, or FCGI_OVERLOADED beyond max_reqs in flight or
+ * max_conn_requests begun on c (or out of memory).  A refused id is not
+ * in flight: its PARAMS and STDIN are read and dropped as they come.
+ */
 static int
 conn_begin(struct conn *c, const struct fcgi_record *rec)
 {
-	struct evfcgi_req	*r;
-	uint16_t		 id = rec->hdr.request_id, role;
-	uint8_t			 flags, refuse = 0;
+	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	struct evfcgi_req		*r;
+	uint16_t			 id = rec->hdr.request_id, role;
+	uint8_t				 flags, refuse = 0;
 
 	if (fcgi_begin_decode(rec->content, rec->hdr.content_length, &role,
 	    &flags) == -1) {
@@ -326,19 +343,26 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 	}
 	if (role > FCGI_FILTER || !(c->c_env->ce_roles & 1u << role))
 		refuse = FCGI_UNKNOWN_ROLE;
-	else if (c->c_tab.rt_n >= c->c_env->ce_lim->max_reqs ||
-	    (r = req_new(&c->c_link, id, flags & FCGI_KEEP_CONN)) == NULL) {
-		c->c_env->ce_st->overloaded++;
+	else if (c->c_tab.rt_n >= lim->max_reqs || (lim->max_conn_requests >
+	    0 && c->c_begun >= lim->max_conn_requests) ||
+	    (r = req_new(&c->c_link, id, flags & FCGI_KEEP_CONN)) == NULL)
 		refuse = FCGI_OVERLOADED;
-	}
-	if (refuse == 0 && conn_req_add(c, r) == -1) {
+	else if (conn_req_add(c, r) == -1) {
 		req_free(r);
-		c->c_env->ce_st->overloaded++;
 		refuse = FCGI_OVERLOADED;
 	}
 	if (refuse == 0) {
 		r->r_role = (uint8_t)role;
+		/* The last one max_conn_requests lets in: c ends after it. */
+		if (++c->c_begun == lim->max_conn_requests)
+			c->c_close_after = 1;
 		return 0;
+	}
+	if (refuse == FCGI_OVERLOADED) {
+		c->c_env->ce_st->overloaded++;
+		log_debug("%s: request %u refused (overloaded): %zu in flight, "
+		    "%llu begun", c->c_peer, id, c->c_tab.rt_n,
+		    (unsigned long long)c->c_begun);
 	}
 	/* A refusal answers the request: without KEEP_CONN, c ends too. */
 	if (!(flags & FCGI_KEEP_CONN))
@@ -361,9 +385,10 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		}
 		return 0;
 	}
-	/* r leaves PARAMS, whatever comes of it. */
+	/* r leaves PARAMS, whatever comes of it: the next one's turn. */
 	TAILQ_REMOVE(&c->c_params, r, r_params_entry);
 	c->c_nparams--;
+	conn_params_clock(c);
 	if (req_params_end(r, &why) == -1) {
 		conn_error(c, why);
 		return -1;
@@ -535,6 +560,19 @@ conn_get_values(struct conn *c, const struct fcgi_record *rec)
 }
 
 /*
+ * The requests one connection takes at once, as FCGI_MAX_REQS says it: a
+ * client multiplexes that many on each connection it opens (the npm
+ * fastcgi-client does), and one that keeps within it is never refused.
+ */
+static size_t
+conn_max_reqs(const struct evfcgi_limits *lim)
+{
+	if (lim->max_conn_requests > 0 && lim->max_conn_requests < lim->max_reqs)
+		return lim->max_conn_requests;
+	return lim->max_reqs;
+}
+
+/*
  * Encodes the pair answering nv into out when the name is known and it
  * fits in outlen.  Returns the bytes written.
  */
@@ -551,10 +589,9 @@ conn_get_value(struct conn *c, const struct fcgi_nv *nv, uint8_t *out,
 	if (NAME_IS("FCGI_MAX_CONNS"))
 		snprintf(val, sizeof(val), "%zu", lim->max_conns);
 	else if (NAME_IS("FCGI_MAX_REQS"))
-		snprintf(val, sizeof(val), "%zu",
-		    lim->max_conns * lim->max_reqs);
+		snprintf(val, sizeof(val), "%zu", conn_max_reqs(lim));
 	else if (NAME_IS("FCGI_MPXS_CONNS"))
-		snprintf(val, sizeof(val), "%d", lim->max_reqs > 1);
+		snprintf(val, sizeof(val), "%d", conn_max_reqs(lim) > 1);
 	else
 		return 0;
 #undef NAME_IS

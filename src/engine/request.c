@@ -127,7 +127,7 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_clen = -1;
 	r->r_status = 0;
 	r->r_sent = 0;
-	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_begun);
+	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_wait_from);
 	/*
 	 * The loop's cached clock is the kernel tick on Linux (4 ms), fine
 	 * for timeouts but not for the access log's time taken.

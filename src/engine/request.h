@@ -127,8 +127,11 @@ struct evfcgi_req {
 	enum req_head		 r_head;
 	int			 r_nobody;	/* HEAD: body writes dropped */
 	int			 r_is_head;	/* REQUEST_METHOD HEAD */
-	struct timeval		 r_begun;	/* BEGIN_REQUEST read at */
-	struct timespec		 r_t0;		/* the same, CLOCK_MONOTONIC */
+	struct timeval		 r_wait_from;	/* its PARAMS awaited since:
+						   BEGIN_REQUEST read, or
+						   later (conn_params_clock) */
+	struct timespec		 r_t0;		/* BEGIN_REQUEST read at,
+						   CLOCK_MONOTONIC */
 	int			 r_reject;	/* status to answer, 0: none */
 	size_t			 r_charged_params; /* of the global input */
 	size_t			 r_charged_body;	/* cap, held until freed */
@@ -162,6 +165,7 @@ struct evfcgi_req {
 	unsigned		 r_body_told:1;	/* done 1 was handed over */
 	unsigned		 r_paused:1;	/* input held: too much waits */
 	unsigned		 r_kick:1;	/* body to hand over next turn */
+	unsigned		 r_kick_listed:1; /* on its connection's list */
 	evfcgi_body_cb		 r_body_cb;
 	void			*r_body_arg;
 	uint64_t		 r_body_max;	/* 0: no cap */
@@ -179,6 +183,8 @@ struct evfcgi_req {
 	TAILQ_ENTRY(evfcgi_req)	 r_entry;	/* on its connection's list */
 	TAILQ_ENTRY(evfcgi_req)	 r_params_entry; /* while in PARAMS */
 	TAILQ_ENTRY(evfcgi_req)	 r_prod_entry;	/* on the producers' list */
+	struct evfcgi_req	*r_kick_next;	/* on its connection's kicked
+						   list (r_kick_listed) */
 	int			 r_producing;
 	unsigned		 r_prod_idle:1;	/* wrote nothing: waits for
 						   the low mark or its need */
