@@ -29,10 +29,9 @@ check "an unknown flag exits 2" [ $? -eq 2 ]
 check "a reversed --source range exits 2" [ $? -eq 2 ]
 
 # --- through nginx (the example) and evfcgid, 300 clients, 100 sources ---
-FPORT=$(freeport)
-start_evfcgid --listen "127.0.0.1:$FPORT"
+start_evfcgid
 FE=$T/nginx
-if nginx_conf "$FE" "$(freeport)" "127.0.0.1:$FPORT" && start_nginx "$FE"; then
+if nginx_conf "$FE" "$(freeport)" "127.0.0.1:$EVFCGID_PORT" && start_nginx "$FE"; then
 	URL=http://127.0.0.1:$(cat "$FE/port")
 	capture "$MANY" -c 300 -s 127.0.1.1-127.0.1.100 --check -t 10 "$URL/size?200000"
 	echo "$OUT" | sed 's/^/# /'
