@@ -19,6 +19,8 @@ done
 
 # kv KEY TEXT: the value of KEY in http_many's summary.
 kv() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p" | head -n 1; }
+# all_of 'CMD && CMD ...': for check, a list of conditions as one.
+all_of() { eval "$1"; }
 
 # --- command line ---
 out=$("$MANY" --help)
@@ -44,7 +46,7 @@ if nginx_conf "$FE" "$(freeport)" "127.0.0.1:$EVFCGID_PORT" && start_nginx "$FE"
 	check "300 clients: a per-client rate is reported" [ "${rmin:-0}" -gt 0 ]
 	n=$(awk '{ print $1 }' "$FE/access.log" | sort -u | wc -l)
 	check "nginx saw 100 source addresses 127.0.1.1-100 (got $n)" \
-		[ "$n" -eq 100 ] && grep -q '^127\.0\.1\.100 ' "$FE/access.log"
+		all_of '[ "$n" -eq 100 ] && grep -q "^127\.0\.1\.100 " "$FE/access.log"'
 else
 	not_ok "nginx starts"
 fi
@@ -52,7 +54,7 @@ fi
 # --- a fake server: corrupted, cut and hung answers ---
 # /bad: a 100000-byte pattern body whose byte 70000 is wrong; /cut: says
 # 100000 bytes and closes after 50000; /hang: sends 1000 and holds on
-# until the client closes.
+# until the client closes; /busy: a 503 whose body is not the pattern.
 FAKE_PL='
 use strict; use warnings; use IO::Socket::INET;
 my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => $ARGV[0],
@@ -67,6 +69,10 @@ while (my $c = $s->accept) {
 	$path = $1 if $req =~ m{^GET (\S+)};
 	my $b = $body;
 	substr($b, 70000, 1) = "#" if $path eq "/bad";
+	if ($path eq "/busy") {
+		print $c "HTTP/1.1 503 Busy\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbusy\n";
+		close $c; exit 0;
+	}
 	print $c "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n";
 	if ($path eq "/cut") { print $c substr($b, 0, 50000); }
 	elsif ($path eq "/hang") { print $c substr($b, 0, 1000); $c->flush; sysread($c, my $x, 1); }
@@ -79,10 +85,10 @@ if wait_port "127.0.0.1:$PPORT" 5; then
 	P=http://127.0.0.1:$PPORT
 	capture "$MANY" -c 20 -s 127.0.2.1-127.0.2.20 --check -t 10 "$P/good"
 	check "fake /good: 20 complete, exit 0" \
-		[ "$RC" -eq 0 ] && [ "$(kv complete "$OUT")/$(kv bad_body "$OUT")" = 20/0 ]
+		all_of '[ "$RC" -eq 0 ] && [ "$(kv complete "$OUT")/$(kv bad_body "$OUT")" = 20/0 ]'
 	capture "$MANY" -c 20 -s 127.0.2.1-127.0.2.20 --check -t 10 "$P/bad"
 	check "fake /bad: 20 bodies reported bad, exit 1" \
-		[ "$RC" -eq 1 ] && [ "$(kv bad_body "$OUT")" = 20 ]
+		all_of '[ "$RC" -eq 1 ] && [ "$(kv bad_body "$OUT")" = 20 ]'
 	check "fake /bad: the first wrong byte is named (70000)" \
 		grep -q 'body byte 70000 differs' <<<"$ERR"
 	"$MANY" -c 20 -t 10 "$P/bad" >"$T/nocheck" 2>/dev/null
@@ -90,14 +96,18 @@ if wait_port "127.0.0.1:$PPORT" 5; then
 		[ "$(kv complete "$(cat "$T/nocheck")")/$(kv checked "$(cat "$T/nocheck")")" = 20/0 ]
 	capture "$MANY" -c 20 -s 127.0.2.1-127.0.2.20 --check -t 10 "$P/cut"
 	check "fake /cut: 20 cut while reading, 0 complete, exit 1" \
-		[ "$RC" -eq 1 ] && [ "$(kv cut "$OUT")/$(kv complete "$OUT")" = 20/0 ]
+		all_of '[ "$RC" -eq 1 ] && [ "$(kv cut "$OUT")/$(kv complete "$OUT")" = 20/0 ]'
 	check "fake /cut: the kind is counted (closed in the body: 20)" \
 		grep -qx 'error closed in the body: 20' <<<"$OUT"
 	check "fake /cut: 1,000,000 body bytes arrived, all good" \
 		[ "$(kv body "$OUT")/$(kv bad_body "$OUT")" = 1000000/0 ]
+	capture "$MANY" -c 20 --check -t 10 "$P/busy"
+	check "fake /busy: 20 errors 'http 503', no bad body (only 2xx is checked), exit 1" \
+		all_of '[ "$RC" -eq 1 ] && grep -qx "error http 503: 20" <<<"$OUT" &&
+		[ "$(kv bad_body "$OUT")/$(kv checked "$OUT")" = 0/0 ]'
 	capture "$MANY" -c 20 --check -t 1 "$P/hang"
 	check "fake /hang, -t 1: 20 unfinished (still reading), none cut, exit 3" \
-		[ "$RC" -eq 3 ] && [ "$(kv unfinished "$OUT")/$(kv cut "$OUT")" = 20/0 ]
+		all_of '[ "$RC" -eq 3 ] && [ "$(kv unfinished "$OUT")/$(kv cut "$OUT")" = 20/0 ]'
 else
 	not_ok "the fake server listens"
 fi

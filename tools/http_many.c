@@ -73,7 +73,7 @@ struct client {
 	size_t		 cl_woff;	/* request bytes sent */
 	struct http_frame cl_frame;
 	uint64_t	 cl_bytes;	/* read from the socket */
-	uint64_t	 cl_checked;	/* body bytes compared */
+	uint64_t	 cl_checked;	/* body bytes so far: the check's offset */
 	int		 cl_bad;	/* a body byte differed */
 	int64_t		 cl_t_req;	/* connected, request going out */
 	int64_t		 cl_t_end;	/* ended, 0 while open */
@@ -135,7 +135,7 @@ static char		 patbuf[RBUF_SIZE + PERIOD];
 /* Counts. */
 static long long	 n_connected, n_open, n_open_peak;
 static long long	 n_state[CL_FAILED + 1];
-static uint64_t		 total_bytes, total_body;
+static uint64_t		 total_bytes, total_body, total_checked;
 static struct kind	 kinds[KINDS_MAX];
 static size_t		 nkinds;
 
@@ -185,6 +185,7 @@ usage(FILE *fp, int status)
 "  open_peak=N bytes=N body=N checked=N bad_body=N seconds=X\n"
 "  rate_min=X rate_median=X rate_max=X   (body bytes/s of connected clients)\n"
 "  error KIND: N                         (one line per kind)\n"
+"checked: body bytes of 2xx answers compared with the pattern (--check).\n"
 "complete: the whole answer (status < 400); cut: the server closed or reset\n"
 "while the client was still reading (it always reads to the end); gave_up:\n"
 "--idle; unfinished: still reading at --time-limit; failed: never\n"
@@ -612,6 +613,8 @@ client_read(struct client *c)
 /*
  * body_check: with --check, compares len body bytes of client arg with
  * the pattern at their offset; the first difference marks the body bad.
+ * Only a 2xx answer's body is the pattern: another status is an error of
+ * its own kind, and its body is not checked.
  */
 static void
 body_check(void *arg, const char *buf, size_t len)
@@ -620,10 +623,12 @@ body_check(void *arg, const char *buf, size_t len)
 	size_t		 i;
 
 	total_body += len;
-	if (!do_check || c->cl_bad) {
+	if (!do_check || c->cl_bad || c->cl_frame.hf_status < 200 ||
+	    c->cl_frame.hf_status > 299) {
 		c->cl_checked += len;
 		return;
 	}
+	total_checked += len;
 	if (memcmp(buf, patbuf + c->cl_checked % PERIOD, len) != 0) {
 		for (i = 0; buf[i] == patbuf[(c->cl_checked + i) % PERIOD];
 		    i++)
@@ -744,7 +749,7 @@ report(void)
 	printf("open_peak=%lld bytes=%llu body=%llu checked=%llu bad_body=%lld "
 	    "seconds=%.3f\n", n_open_peak, (unsigned long long)total_bytes,
 	    (unsigned long long)total_body,
-	    (unsigned long long)(do_check ? total_body : 0), bad, el);
+	    (unsigned long long)total_checked, bad, el);
 	printf("rate_min=%.0f rate_median=%.0f rate_max=%.0f\n",
 	    nr > 0 ? rates[0] : 0.0, nr > 0 ? rates[nr / 2] : 0.0,
 	    nr > 0 ? rates[nr - 1] : 0.0);
