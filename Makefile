@@ -288,11 +288,13 @@ hosts: all
 	tools/multi-host $(HOSTS_ARGS)
 
 # The long cases, bounded: real 512 B/s clients behind nginx and lighttpd
-# reading SOAK_SIZE bytes (1 MiB: about 35 minutes), then libFuzzer for
-# 10 minutes.
+# reading SOAK_SIZE bytes (1 MiB: about 35 minutes), 1000 to 10,000 slow
+# clients on their own shaped links (about 5 minutes, needs root; the
+# committed run is docs/experiment/many/), then libFuzzer for 10 minutes.
 soak: all fuzz/fuzz_conn
 	bash tests/bench-slow-steps --pause 1000 --size $${SOAK_SIZE:-1048576}
 	bash tests/soak-frontends --seconds $${SOAK_FE_SECONDS:-300}
+	tools/many-slow-clients --out many-out
 	$(MAKE) fuzz FUZZ_SECONDS=600
 
 demo: deps all

@@ -1,0 +1,125 @@
+#!/bin/bash
+# tests/test_http_many.sh: tools/http_many, many clients in one process
+# from many source addresses, on loopback (127.0.0.0/8 needs no namespace):
+# through nginx and evfcgid every client of a run is counted complete and
+# its body checked byte for byte; a fake server's corrupted, cut and hung
+# answers are reported as bad_body, cut and unfinished; the descriptor
+# limit it cannot raise is said clearly.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
+source "$(dirname "$0")/frontends.sh"
+
+MANY=$TOP/tools/http_many
+for need in "$MANY" "$EVFCGID" "$NGINX" "$TOP/tests/bin/freeport"; do
+	if [ ! -x "$need" ]; then
+		not_ok "$need is missing (make all)"
+		finish
+	fi
+done
+
+# kv KEY TEXT: the value of KEY in http_many's summary.
+kv() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p" | head -n 1; }
+# all_of 'CMD && CMD ...': for check, a list of conditions as one.
+all_of() { eval "$1"; }
+
+# --- command line ---
+out=$("$MANY" --help)
+check "--help exits 0 and documents the summary" grep -q 'rate_median' <<<"$out"
+"$MANY" --no-such-flag http://127.0.0.1:1/ >/dev/null 2>&1
+check "an unknown flag exits 2" [ $? -eq 2 ]
+"$MANY" -s 127.0.0.9-127.0.0.1 http://127.0.0.1:1/ >/dev/null 2>&1
+check "a reversed --source range exits 2" [ $? -eq 2 ]
+
+# --- through nginx (the example) and evfcgid, 300 clients, 100 sources ---
+start_evfcgid
+FE=$T/nginx
+if nginx_conf "$FE" "$(freeport)" "127.0.0.1:$EVFCGID_PORT" && start_nginx "$FE"; then
+	URL=http://127.0.0.1:$(cat "$FE/port")
+	capture "$MANY" -c 300 -s 127.0.1.1-127.0.1.100 --check -t 10 "$URL/size?200000"
+	echo "$OUT" | sed 's/^/# /'
+	check "300 clients: exit 0" [ "$RC" -eq 0 ]
+	check "300 clients: all connected and complete, none cut" \
+		[ "$(kv connected "$OUT")/$(kv complete "$OUT")/$(kv cut "$OUT")" = 300/300/0 ]
+	check "300 clients: 60,000,000 body bytes checked, none bad" \
+		[ "$(kv checked "$OUT")/$(kv bad_body "$OUT")" = 60000000/0 ]
+	rmin=$(kv rate_min "$OUT")
+	check "300 clients: a per-client rate is reported" [ "${rmin:-0}" -gt 0 ]
+	n=$(awk '{ print $1 }' "$FE/access.log" | sort -u | wc -l)
+	check "nginx saw 100 source addresses 127.0.1.1-100 (got $n)" \
+		all_of '[ "$n" -eq 100 ] && grep -q "^127\.0\.1\.100 " "$FE/access.log"'
+else
+	not_ok "nginx starts"
+fi
+
+# --- a fake server: corrupted, cut and hung answers ---
+# /bad: a 100000-byte pattern body whose byte 70000 is wrong; /cut: says
+# 100000 bytes and closes after 50000; /hang: sends 1000 and holds on
+# until the client closes; /busy: a 503 whose body is not the pattern.
+FAKE_PL='
+use strict; use warnings; use IO::Socket::INET;
+my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => $ARGV[0],
+    Listen => 512, ReuseAddr => 1) or die "listen: $!";
+$SIG{CHLD} = "IGNORE";
+my $line = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.\n";
+my $body = substr($line x 1600, 0, 100000);
+while (my $c = $s->accept) {
+	next if fork;
+	my ($req, $path) = ("", "");
+	while (<$c>) { $req .= $_; last if /^\r?$/; }
+	$path = $1 if $req =~ m{^GET (\S+)};
+	my $b = $body;
+	substr($b, 70000, 1) = "#" if $path eq "/bad";
+	if ($path eq "/busy") {
+		print $c "HTTP/1.1 503 Busy\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbusy\n";
+		close $c; exit 0;
+	}
+	print $c "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n";
+	if ($path eq "/cut") { print $c substr($b, 0, 50000); }
+	elsif ($path eq "/hang") { print $c substr($b, 0, 1000); $c->flush; sysread($c, my $x, 1); }
+	else { print $c $b; }
+	close $c; exit 0;
+}'
+PPORT=$(freeport)
+spawn perl -e "$FAKE_PL" "$PPORT"
+if wait_port "127.0.0.1:$PPORT" 5; then
+	P=http://127.0.0.1:$PPORT
+	capture "$MANY" -c 20 -s 127.0.2.1-127.0.2.20 --check -t 10 "$P/good"
+	check "fake /good: 20 complete, exit 0" \
+		all_of '[ "$RC" -eq 0 ] && [ "$(kv complete "$OUT")/$(kv bad_body "$OUT")" = 20/0 ]'
+	capture "$MANY" -c 20 -s 127.0.2.1-127.0.2.20 --check -t 10 "$P/bad"
+	check "fake /bad: 20 bodies reported bad, exit 1" \
+		all_of '[ "$RC" -eq 1 ] && [ "$(kv bad_body "$OUT")" = 20 ]'
+	check "fake /bad: the first wrong byte is named (70000)" \
+		grep -q 'body byte 70000 differs' <<<"$ERR"
+	"$MANY" -c 20 -t 10 "$P/bad" >"$T/nocheck" 2>/dev/null
+	check "fake /bad without --check: complete, nothing checked" \
+		[ "$(kv complete "$(cat "$T/nocheck")")/$(kv checked "$(cat "$T/nocheck")")" = 20/0 ]
+	capture "$MANY" -c 20 -s 127.0.2.1-127.0.2.20 --check -t 10 "$P/cut"
+	check "fake /cut: 20 cut while reading, 0 complete, exit 1" \
+		all_of '[ "$RC" -eq 1 ] && [ "$(kv cut "$OUT")/$(kv complete "$OUT")" = 20/0 ]'
+	check "fake /cut: the kind is counted (closed in the body: 20)" \
+		grep -qx 'error closed in the body: 20' <<<"$OUT"
+	check "fake /cut: 1,000,000 body bytes arrived, all good" \
+		[ "$(kv body "$OUT")/$(kv bad_body "$OUT")" = 1000000/0 ]
+	capture "$MANY" -c 20 --check -t 10 "$P/busy"
+	check "fake /busy: 20 errors 'http 503', no bad body (only 2xx is checked), exit 1" \
+		all_of '[ "$RC" -eq 1 ] && grep -qx "error http 503: 20" <<<"$OUT" &&
+		[ "$(kv bad_body "$OUT")/$(kv checked "$OUT")" = 0/0 ]'
+	capture "$MANY" -c 20 --check -t 1 "$P/hang"
+	check "fake /hang, -t 1: 20 unfinished (still reading), none cut, exit 3" \
+		all_of '[ "$RC" -eq 3 ] && [ "$(kv unfinished "$OUT")/$(kv cut "$OUT")" = 20/0 ]'
+else
+	not_ok "the fake server listens"
+fi
+
+# --- the descriptor limit: said, not a crash, when it cannot be raised ---
+capture setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	bash -c "ulimit -n 100 && ulimit -Hn 100 && exec '$MANY' -c 500 http://127.0.0.1:1/"
+check "500 clients under a hard limit of 100 (not root): exit 2" [ "$RC" -eq 2 ]
+check "... saying what is needed and what the limit is" \
+	grep -q '500 connections need 510 open files; the limit is 100 (hard 100)' <<<"$ERR"
+capture bash -c "ulimit -Sn 1024 && exec '$MANY' -Q -c 5000 -t 5 http://127.0.0.1:1/"
+check "5000 clients from a soft limit of 1024: raised, 5000 refused connects counted" \
+	grep -qx 'error connect ECONNREFUSED: 5000' <<<"$OUT"
+
+finish
