@@ -279,6 +279,12 @@ bench: all
 experiment: all
 	tools/slow-client-experiment
 
+# The same cells over kernel-shaped links (network namespaces; root):
+# every profile, evfcgid and the blocking control behind nginx.
+experiment-links: all
+	tools/slow-client-experiment --links --frontends nginx --max-rounds 10 \
+		--out experiment-out/links
+
 # The long cases, bounded: real 512 B/s clients behind nginx and lighttpd
 # reading SOAK_SIZE bytes (1 MiB: about 35 minutes), then libFuzzer for
 # 10 minutes.
@@ -378,5 +384,5 @@ distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
 		aclocal.m4 config.h.in .deps-done
 
-.PHONY: all deps check check-unit valgrind bench experiment soak demo fuzz install \
+.PHONY: all deps check check-unit valgrind bench experiment experiment-links soak demo fuzz install \
 	uninstall clean distclean
