@@ -10,7 +10,7 @@
 # with SIGTERM in the middle of a cell: no namespace, no interface, no
 # process.  Skipped, saying why, where network namespaces cannot be made.
 source "$(dirname "$0")/lib.sh"
-source "$TOP/tools/netlab.sh"
+source "$TOP/tools/netlab.sh" || { not_ok "tools/netlab.sh can be sourced"; finish; }
 EXP=$TOP/tools/slow-client-experiment
 
 netlab_usable || { ok "# SKIP --links: $NETLAB_SKIP"; finish; }
