@@ -287,6 +287,12 @@ experiment: all
 hosts: all
 	tools/multi-host $(HOSTS_ARGS)
 
+# The same cells over kernel-shaped links (network namespaces; root):
+# every profile, evfcgid and the blocking control behind nginx.
+experiment-links: all
+	tools/slow-client-experiment --links --frontends nginx --max-rounds 10 \
+		--out experiment-out/links
+
 # The long cases, bounded: real 512 B/s clients behind nginx and lighttpd
 # reading SOAK_SIZE bytes (1 MiB: about 35 minutes), 1000 to 10,000 slow
 # clients on their own shaped links (about 5 minutes, needs root; the
@@ -388,5 +394,5 @@ distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
 		aclocal.m4 config.h.in .deps-done
 
-.PHONY: all deps check check-unit valgrind bench experiment hosts soak demo fuzz install \
+.PHONY: all deps check check-unit valgrind bench experiment experiment-links hosts soak demo fuzz install \
 	uninstall clean distclean

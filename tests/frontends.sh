@@ -106,11 +106,13 @@ fe_rewrite() {
 #   errlog=LEVEL the error log's level (warn; info logs client timeouts)
 #   script_filename=PATH  also pass SCRIPT_FILENAME PATH (PHP-FPM finds its
 #                script by it; evfcgid ignores it): make bench's peers
+#   bind=ADDR    listen on ADDR:PORT instead of 127.0.0.1:PORT (0.0.0.0: every
+#                address, as in a network namespace of the experiment's --links)
 # Returns non-zero, saying why, on an unknown variant or a changed example.
 nginx_conf() {
 	local dir=$1 port=$2 backends=$3 v b rules params
 	local buffering="fastcgi_buffering off;" listen="sndbuf=64k" workers="" keepalive="" list
-	local send_timeout="" errlog=warn script=""
+	local send_timeout="" errlog=warn script="" bind=127.0.0.1
 	shift 3
 	for v in "$@"; do
 		case $v in
@@ -122,6 +124,7 @@ nginx_conf() {
 		send_timeout=*) send_timeout=${v#send_timeout=} ;;
 		errlog=*) errlog=${v#errlog=} ;;
 		script_filename=*) script=${v#script_filename=} ;;
+		bind=*) bind=${v#bind=} ;;
 		*) echo "nginx_conf: unknown variant '$v'" >&2; return 2 ;;
 		esac
 	done
@@ -142,7 +145,7 @@ nginx_conf() {
 		printf '%s\t%s\n' "pid /run/nginx-evfcgid.pid;" "pid $dir/nginx.pid;"
 		printf '%s\t%s\n' "error_log /var/log/nginx/evfcgid.error.log" "error_log $dir/error.log $errlog;"
 		printf '%s\t%s\n' "access_log /var/log/nginx/evfcgid.access.log;" "access_log $dir/access.log;\\n$temps"
-		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=64k;" "listen 127.0.0.1:$port${listen:+ $listen};"
+		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=64k;" "listen $bind:$port${listen:+ $listen};"
 		printf '%s\t%s\n' "server 127.0.0.1:9000" "$servers"
 		printf '%s\t%s\n' "fastcgi_buffering off;" "$buffering"
 		[ -n "$script" ] && printf '%s\t%s\n' "fastcgi_param SCRIPT_NAME " \
@@ -304,14 +307,16 @@ start_nginx() {
 # unix socket (DIR/backend.sock-0) on its fd 0.  Variants:
 #   stream=N     server.stream-response-body N instead of 2 (0, 1: buffer all)
 #   max_write_idle=S  server.max-write-idle S instead of the example's
+#   bind=ADDR    server.bind ADDR instead of 127.0.0.1 (as nginx_conf's)
 # Returns non-zero, saying why, on an unknown variant or a changed example.
 lighttpd_conf() {
-	local dir=$1 port=$2 backend=$3 v rules stream=2 idle=""
+	local dir=$1 port=$2 backend=$3 v rules stream=2 idle="" bind=""
 	shift 3
 	for v in "$@"; do
 		case $v in
 		stream=[012]) stream=${v#stream=} ;;
 		max_write_idle=*) idle=${v#max_write_idle=} ;;
+		bind=*) bind=${v#bind=} ;;
 		*) echo "lighttpd_conf: unknown variant '$v'" >&2; return 2 ;;
 		esac
 	done
@@ -326,6 +331,7 @@ lighttpd_conf() {
 		printf '%s\t%s\n' 'server.upload-dirs = ' "server.upload-dirs = ( \"$dir/uploads\" )"
 		printf '%s\t%s\n' 'server.stream-response-body = 2' "server.stream-response-body = $stream"
 		[ -n "$idle" ] && printf '%s\t%s\n' 'server.max-write-idle = ' "server.max-write-idle = $idle"
+		[ -n "$bind" ] && printf '%s\t%s\n' 'server.bind = ' "server.bind = \"$bind\""
 		case $backend in
 		spawn:*)
 			printf '%s\t%s\n' '"socket" => "/run/lighttpd/evfcgid.sock",' "\"socket\" => \"$dir/backend.sock\","

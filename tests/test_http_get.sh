@@ -26,7 +26,7 @@ head -c 1048576 /dev/urandom >"$T/www/1m"	# 1 MiB, every byte value
 # nginx serves $T/www on 127.0.0.1:$PORT (and [::1]:$PORT when the host
 # has IPv6 loopback); /chunked/ serves the same files in chunked coding.
 PORT=$(freeport)
-if ! nginx_static_conf "$T/nginx" "$PORT" "$T/www" v6 || ! start_nginx "$T/nginx"; then
+if ! nginx_static_conf "$T/nginx" "$PORT" "$T/www" v6 who_log || ! start_nginx "$T/nginx"; then
 	not_ok "nginx starts"
 	cat "$T/nginx/error.log" >&2
 	finish
@@ -142,6 +142,13 @@ rc=$?
 wall=$(ms_since "$start")
 check "--time-limit 0.5 on a server that never answers: timeout after ${wall} ms" \
 	test "$rc" -ne 0 -a "$(kv result "$line")" = timeout -a "$wall" -lt 2000
+
+# --source: the connection comes from that address (nginx logs it).
+"$HTTP_GET" --quiet --pause 0 --source 127.0.0.2 "$BASE/who"
+check "--source 127.0.0.2: nginx saw the request come from it ($(tr '\n' ' ' <"$T/nginx/who.log"))" \
+	test "$(tail -n 1 "$T/nginx/who.log")" = 127.0.0.2
+"$HTTP_GET" --quiet --pause 0 --source 10.0.0.300 "$BASE/small" 2>/dev/null
+check "--source 10.0.0.300 (not an address) exits 2" test $? -eq 2
 
 out=$("$HTTP_GET" --quiet --pause 0 "$BASE/small")
 check "--quiet prints nothing on success" test -z "$out"

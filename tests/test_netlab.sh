@@ -10,7 +10,7 @@
 # the leftovers of a crashed run (a namespace with a process inside) are
 # removed by the next netlab_init of the same tag.
 source "$(dirname "$0")/lib.sh"
-source "$TOP/tools/netlab.sh"
+source "$TOP/tools/netlab.sh" || { not_ok "tools/netlab.sh can be sourced"; finish; }
 
 netlab_usable || { ok "# SKIP $NETLAB_SKIP"; finish; }
 

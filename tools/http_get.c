@@ -63,6 +63,7 @@ struct opts {
 	double		 o_limit;	/* 0: none */
 	const char	*o_outpath;
 	int		 o_quiet;
+	struct addrinfo	*o_source;	/* --source, or NULL */
 };
 
 /* Everything one fetch knows; a single instance lives in main(). */
@@ -90,7 +91,9 @@ static int	 fetch_feed(struct fetch *, size_t);
 static void	 fetch_eof(struct fetch *);
 static int	 fetch_finish(struct fetch *, const struct opts *);
 static void	 body_out(void *, const char *, size_t);
-static int	 connect_url(const struct http_url *, int, int *, const char **);
+static int	 connect_url(const struct http_url *, int,
+		    const struct addrinfo *, int *, const char **);
+static struct addrinfo *source_parse(const char *);
 static int	 send_all(int, const char *, size_t);
 static double	 now_ms(void);
 static void	 on_alarm(int);
@@ -103,6 +106,7 @@ static volatile sig_atomic_t timed_out;
 static volatile sig_atomic_t alarm_fd = -1;
 
 static const struct option longopts[] = {
+	{ "source",	required_argument,	NULL, 's' },
 	SLOW_READER_LONGOPTS('b', 'r', 'p')
 };
 
@@ -122,6 +126,8 @@ usage(FILE *fp, int status)
 "  -p, --pause MS       milliseconds to sleep between reads (default 1000)\n"
 "  -t, --time-limit S   give up after S seconds (fractions allowed; default none)\n"
 "  -o, --output FILE    write the decoded body to FILE (default: discard)\n"
+"  -s, --source ADDR    connect from this local IPv4 or IPv6 address (bind()\n"
+"                       before connect(); default: the kernel's choice)\n"
 "  -q, --quiet          no summary line\n"
 "  -h, --help           this text\n"
 "\n"
@@ -152,7 +158,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->o_rcvbuf = o->o_rsize = 512;
 	o->o_pause = 1000;
-	while ((ch = getopt_long(argc, argv, "b:r:p:t:o:qh", longopts,
+	while ((ch = getopt_long(argc, argv, "b:r:p:t:o:s:qh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'b':
@@ -182,6 +188,10 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'q':
 			o->o_quiet = 1;
+			break;
+		case 's':
+			if ((o->o_source = source_parse(optarg)) == NULL)
+				bad_value("--source: not a numeric IP address");
 			break;
 		case 'h':
 			usage(stdout, EXIT_OK);
@@ -289,7 +299,8 @@ fetch_connect(struct fetch *f, const struct opts *o)
 {
 	const char	*why;
 
-	f->f_fd = connect_url(&o->o_url, (int)o->o_rcvbuf, &f->f_eff, &why);
+	f->f_fd = connect_url(&o->o_url, (int)o->o_rcvbuf, o->o_source,
+	    &f->f_eff, &why);
 	if (f->f_fd == -1) {
 		f->f_result = timed_out ? RES_TIMEOUT : RES_CONNECT;
 		fprintf(stderr, "%s: connect to %s port %d: %s\n", progname,
@@ -431,12 +442,32 @@ body_out(void *arg, const char *buf, size_t len)
 }
 
 /*
+ * source_parse: the numeric address s as a local address to bind (port 0),
+ * or NULL if s is not one.  The result lives until the process ends.
+ */
+static struct addrinfo *
+source_parse(const char *s)
+{
+	struct addrinfo	 hints, *res;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+	if (getaddrinfo(s, "0", &hints, &res) != 0)
+		return NULL;
+	return res;
+}
+
+/*
  * connect_url: resolves u and connects a TCP socket to the first address
- * that answers, with SO_RCVBUF set to rcvbuf first (unless 0).  Returns the
+ * that answers, with SO_RCVBUF set to rcvbuf first (unless 0) and, given
+ * src, bound to it (addresses of another family are skipped).  Returns the
  * socket and the effective buffer size in *eff, or -1 with *why set.
  */
 static int
-connect_url(const struct http_url *u, int rcvbuf, int *eff, const char **why)
+connect_url(const struct http_url *u, int rcvbuf, const struct addrinfo *src,
+    int *eff, const char **why)
 {
 	struct addrinfo	 hints, *res, *ai;
 	socklen_t	 sl;
@@ -455,6 +486,10 @@ connect_url(const struct http_url *u, int rcvbuf, int *eff, const char **why)
 		return -1;
 	}
 	for (ai = res; ai != NULL && !timed_out; ai = ai->ai_next) {
+		if (src != NULL && src->ai_family != ai->ai_family) {
+			err = EAFNOSUPPORT;
+			continue;
+		}
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
 		    ai->ai_protocol);
 		if (fd == -1) {
@@ -464,6 +499,13 @@ connect_url(const struct http_url *u, int rcvbuf, int *eff, const char **why)
 		/* Before connect(): the window scale is fixed at SYN time. */
 		if (rcvbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUF,
 		    &rcvbuf, sizeof(rcvbuf)) == -1) {
+			err = errno;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		if (src != NULL &&
+		    bind(fd, src->ai_addr, src->ai_addrlen) == -1) {
 			err = errno;
 			close(fd);
 			fd = -1;

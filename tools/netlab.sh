@@ -55,6 +55,9 @@
 #                            EXIT trap
 #   netlab_leftovers [TAG]   prints what is left of lab TAG (namespaces,
 #                            host interfaces named evfTAG*); empty when clean
+#   netlab_save FILE, netlab_load FILE
+#                            the lab's state to a file and back, for a script
+#                            that works in a lab another one made
 #
 # Example:
 #   source tools/netlab.sh
@@ -165,14 +168,13 @@ netlab_ip() {
 
 # netlab_addrs B A COUNT: see the header.
 netlab_addrs() {
-	local k i n first list=$T_NETLAB/addrs.$$ ns=evf$NETLAB_TAG-$1
+	local k i n first list=$NETLAB_TMP.addrs ns=evf$NETLAB_TAG-$1
 	k=$(netlab_k "$1" "$2") || return 1
 	[ "$(netlab_ip "$1" "$2")" = "10.$k.0.2" ] ||
 		{ echo "netlab_addrs: $1 is not the second namespace of link $2-$1" >&2; return 1; }
 	first=${NETLAB_NADDR[$k]}
 	n=$((first + $3))
 	[ "$n" -le 64516 ] || { echo "netlab_addrs: at most 64516 addresses a link" >&2; return 1; }
-	mkdir -p "$T_NETLAB"
 	for ((i = first; i < n; i++)); do
 		echo "addr add 10.$k.$((1 + i / 254)).$((1 + i % 254))/32 dev v-$2"
 	done >"$list"
@@ -187,11 +189,10 @@ netlab_addrs() {
 # the destination's last byte, 3: on the source's) are made on first use.
 netlab_shape_dir() {
 	local dir=$1 a=$2 b=$3 kbit=$4 ns=evf$NETLAB_TAG-$2 dev=v-$3 c addr ht=2
-	local list=$T_NETLAB/tc.$$
+	local list=$NETLAB_TMP.tc
 	shift 4
 	[[ $kbit =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "netlab_shape: bad rate '$kbit'" >&2; return 2; }
 	netlab_k "$a" "$b" >/dev/null || return 1
-	mkdir -p "$T_NETLAB"
 	c=${NETLAB_NCLASS["$a $b"]:-0}
 	[ "$dir" = src ] && ht=3
 	{
@@ -275,7 +276,7 @@ netlab_cleanup() {
 	for l in $(ip -o link show 2>/dev/null | awk -F': ' -v p="evf$NETLAB_TAG" 'index($2, p) == 1 { sub(/@.*/, "", $2); print $2 }'); do
 		ip link del "$l" 2>/dev/null
 	done
-	rm -rf "$T_NETLAB"
+	rm -f "$NETLAB_TMP".*
 	return 0
 }
 
@@ -286,4 +287,16 @@ netlab_leftovers() {
 	ip -o link show 2>/dev/null | awk -F': ' -v p="evf$tag" 'index($2, p) == 1 { print "link " $2 }'
 }
 
-T_NETLAB=${TMPDIR:-/tmp}/netlab.$$
+# netlab_save FILE: writes the lab's state (its tag, links, addresses and
+# classes) to FILE, for netlab_load in another script, e.g. one run inside
+# the lab by netlab_exec.
+netlab_save() {
+	declare -p NETLAB_TAG NETLAB_LINKS NETLAB_LINKNO NETLAB_FIRST NETLAB_NADDR NETLAB_NCLASS |
+		sed -E 's/^declare -(-|[a-zA-Z]+) /declare -g\1 /; s/^declare -g- /declare -g /' >"$1"
+}
+
+# netlab_load FILE: takes on the lab that netlab_save wrote to FILE (its
+# cleanup stays with the script that made it).
+netlab_load() { source "$1"; }
+
+NETLAB_TMP=${TMPDIR:-/tmp}/netlab.$$	# a prefix: batch files of ip and tc
