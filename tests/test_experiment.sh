@@ -79,7 +79,7 @@ check "verdict holds when re-judged from the run's own results.tsv" test $? -eq 
 
 # --- the CGI cells (issue 12), reduced ---------------------------------------
 COUT=$T/cgi
-"$EXP" --cgi --backends evfcgid-cgi,fcgiwrap1 --sizes 8388608 --slow 10 --hang 4 --pairs 2 \
+"$EXP" --cgi --backends evfcgid-cgi,fcgiwrap1 --sizes 8388608 --slow 10 --hang 4 --pairs 2 --warmup 1 \
 	--no-measure --out "$COUT" >"$T/cgi.out" 2>&1
 rc=$?
 grep '^\[' "$T/cgi.out" | sed 's/^/# /'
