@@ -434,6 +434,9 @@ stop_fe() {
 	kill "$FRONTEND_PID"
 	wait "$FRONTEND_PID" 2>/dev/null
 	FE_RC=$?
+	# What the front end said, when it did not end well.
+	[ "$FE_RC" -eq 0 ] ||
+		tail -n 5 "$FE_DIR/error.log" "$FE_DIR/stderr" 2>/dev/null | sed 's/^/# front end: /'
 }
 
 # check_blocking_fcgid_behind FRONTEND [URI EXPECTED_BODY_FILE]...: the

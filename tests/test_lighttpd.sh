@@ -13,6 +13,14 @@ source "$(dirname "$0")/frontends.sh"
 command -v curl >/dev/null || { not_ok "curl is installed"; finish; }
 [ -x "$LIGHTTPD" ] || { not_ok "lighttpd is installed ($LIGHTTPD)"; finish; }
 
+# lighttpd_stopped: the front end stop_fe stopped left by its normal way
+# out: "server stopped by" in its log, and exit 0, or 1, which lighttpd
+# 1.4.69 gave after that line in about one stop in twelve with six of
+# these tests at once (never alone); killed by a signal it would be 128+.
+lighttpd_stopped() {
+	grep -q 'server stopped by' "$FE_DIR/error.log" && [ "$FE_RC" -le 1 ]
+}
+
 MAXSIZE=$((16 << 20))
 MAXBODY=$((8 << 20))
 
@@ -37,7 +45,7 @@ if start_fe lighttpd "host/port" "$A"; then
 	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/hello")
 	check "... and serves other clients the rest (127.0.0.2 /hello: $code)" test "$code" = 200
 	stop_fe
-	check "lighttpd: SIGTERM, exit 0 (got $FE_RC)" test "$FE_RC" -eq 0
+	check "lighttpd: SIGTERM stops it by its own way out (exit $FE_RC)" lighttpd_stopped
 fi
 
 # The same way over a unix socket and over IPv6.
@@ -75,7 +83,7 @@ if start_fe lighttpd "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $
 	check "bin-path: evfcgid answers on the socket directly too" \
 		eval '[ -n "$(status_of "$FE_DIR/backend.sock-0" requests)" ]'
 	stop_fe
-	check "bin-path: SIGTERM, lighttpd exits 0 (got $FE_RC)" test "$FE_RC" -eq 0
+	check "bin-path: SIGTERM stops lighttpd by its own way out (exit $FE_RC)" lighttpd_stopped
 	check "bin-path: lighttpd stopped evfcgid on its way out" wait_gone 5 "$child"
 fi
 
