@@ -209,13 +209,41 @@ START_TEST(core_unix_mode_owner)
 }
 END_TEST
 
+/* addr_literal: IPv4 and IPv6 literals with port 0; nothing else. */
+START_TEST(core_addr_literal)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t		 len = 0;
+	static const char	*bad[] = { "", "localhost", "10.0.0.300",
+	    "127.0.0.1:80", "[::1]", "::1%lo", "10.1.1.1 ", NULL };
+	int			 i;
+
+	ck_assert_int_eq(addr_literal("10.1.2.3", &ss, &len), 0);
+	ck_assert_int_eq(ss.ss_family, AF_INET);
+	ck_assert_int_eq(len, sizeof(*sin));
+	ck_assert_uint_eq(ntohl(sin->sin_addr.s_addr), 0x0a010203u);
+	ck_assert_int_eq(sin->sin_port, 0);
+	ck_assert_int_eq(addr_literal("fd00::7", &ss, &len), 0);
+	ck_assert_int_eq(ss.ss_family, AF_INET6);
+	ck_assert_int_eq(len, sizeof(*sin6));
+	ck_assert_int_eq(sin6->sin6_addr.s6_addr[15], 7);
+	ck_assert_int_eq(sin6->sin6_port, 0);
+	for (i = 0; bad[i] != NULL; i++)
+		ck_assert_msg(addr_literal(bad[i], &ss, &len) == -1,
+		    "'%s' taken as an address", bad[i]);
+}
+END_TEST
+
 int
 main(void)
 {
 	Suite	*s = suite_create("listen");
 
 	suite_add_case(s, "core", NULL, NULL, 0, core_none_passed,
-	    core_two_sockets, core_other_process, core_unix_mode_owner, NULL);
+	    core_two_sockets, core_other_process, core_unix_mode_owner,
+	    core_addr_literal, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_variables,
 	    malformed_not_listening, NULL);
 	return suite_run(s);

@@ -640,17 +640,8 @@ sip_take(const char *path, size_t lineno, char *line)
 static int
 sip_parse(struct sip *sp, const char *str)
 {
-	struct sockaddr_in	*sin = (struct sockaddr_in *)&sp->s_ss;
-	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&sp->s_ss;
-
 	memset(sp, 0, sizeof(*sp));
-	if (inet_pton(AF_INET, str, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sp->s_len = sizeof(*sin);
-	} else if (inet_pton(AF_INET6, str, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sp->s_len = sizeof(*sin6);
-	} else
+	if (addr_literal(str, &sp->s_ss, &sp->s_len) == -1)
 		return -1;
 	snprintf(sp->s_str, sizeof(sp->s_str), "%s", str);
 	return 0;

@@ -312,6 +312,7 @@ static void
 source_file(const char *path)
 {
 	struct sockaddr_storage	 ss;
+	socklen_t		 len;
 	FILE			*fp;
 	char			 line[128], *p, *e;
 	size_t			 lineno = 0;
@@ -331,20 +332,12 @@ source_file(const char *path)
 		*e = '\0';
 		if (*p == '\0' || *p == '#')
 			continue;
-		memset(&ss, 0, sizeof(ss));
-		if (inet_pton(AF_INET, p,
-		    &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-			ss.ss_family = AF_INET;
-			source_add(&ss, sizeof(struct sockaddr_in));
-		} else if (inet_pton(AF_INET6, p,
-		    &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-			ss.ss_family = AF_INET6;
-			source_add(&ss, sizeof(struct sockaddr_in6));
-		} else {
+		if (addr_literal(p, &ss, &len) == -1) {
 			fprintf(stderr, "%s: --source-file %s:%zu: not an "
 			    "address: %s\n", progname, path, lineno, p);
 			exit(EXIT_USAGE);
 		}
+		source_add(&ss, len);
 	}
 	fclose(fp);
 }

@@ -143,6 +143,24 @@ addr_resolve(const char *host, const char *port, int passive,
 	return 0;
 }
 
+int
+addr_literal(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, s, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		*len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, s, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		*len = sizeof(*sin6);
+	} else
+		return -1;
+	return 0;
+}
+
 static int
 listen_bind_opt(const char *addr, int mode, uid_t uid, gid_t gid,
     int backlog, int shared, char *err, size_t errlen)

@@ -36,6 +36,13 @@ int	addr_resolve(const char *host, const char *port, int passive,
 	    struct sockaddr_storage *ss, socklen_t *len, const char **why);
 
 /*
+ * Parses s, an IPv4 or IPv6 literal (no name, no port), into ss with port
+ * 0, as a local address to bind before connect().  Returns 0, or -1.
+ */
+int	addr_literal(const char *s, struct sockaddr_storage *ss,
+	    socklen_t *len);
+
+/*
  * Binds and listens on addr (as for addr_parse); a unix socket is made
  * with mode's permission bits (by the umask around bind(), no chmod of a
  * path), and a stale socket file at its path is replaced while a live one
