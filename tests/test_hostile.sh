@@ -10,6 +10,11 @@ EVFCGID_LOG=$T/emfile.log
 spawn bash -c "ulimit -n 24 && exec '$EVFCGID' --listen 127.0.0.1:$EVFCGID_PORT 2>'$EVFCGID_LOG'"
 EVFCGID_PID=$SPAWNED
 wait_port "$EVFCGID_PORT"
+# wait_port's probe must be closed on the daemon's side first: closed
+# while it was out of descriptors, it freed one, an accept worked, and a
+# second episode began (2 'pausing' on a busy machine).
+probe_closed() { [ -z "$(ss -Htn "( sport = :$EVFCGID_PORT )")" ]; }
+wait_until 5 probe_closed
 fds=()
 for i in $(seq 40); do
 	exec {fd}<>"/dev/tcp/127.0.0.1/$EVFCGID_PORT" && fds+=("$fd")
