@@ -27,6 +27,24 @@ out=$("$MANY" --help)
 check "--help exits 0 and documents the summary" grep -q 'rate_median' <<<"$out"
 "$MANY" --no-such-flag http://127.0.0.1:1/ >/dev/null 2>&1
 check "an unknown flag exits 2" [ $? -eq 2 ]
+# one_line WHAT REGEX ARGS...: http_many ARGS exits 2 with one line on
+# stderr that matches REGEX, and nothing on stdout.
+one_line() {
+	local what=$1 re=$2
+	shift 2
+	capture "$MANY" "$@"
+	check "$what: exit 2, one line on stderr ($(head -c 120 <<<"$ERR"))" all_of '
+		[ "$RC" -eq 2 ] && [ -z "$OUT" ] && [ "$(wc -l <<<"$ERR")" -eq 1 ] &&
+		grep -qE "^http_many: $re" <<<"$ERR"'
+}
+one_line "an unknown long flag" "unknown .*option --no-such-flag" \
+	--no-such-flag http://127.0.0.1:1/
+one_line "an unknown short flag" "unknown option -x" -x http://127.0.0.1:1/
+one_line "-c without its value" "missing value for -c \(--connections\)" \
+	http://127.0.0.1:1/ -c
+one_line "--check=1" "--check takes no value" --check=1 http://127.0.0.1:1/
+one_line "no URL" "exactly one URL expected, got 0" -c 2
+one_line "two URLs" "exactly one URL expected, got 2" http://a/ http://b/
 "$MANY" -s 127.0.0.9-127.0.0.1 http://127.0.0.1:1/ >/dev/null 2>&1
 check "a reversed --source range exits 2" [ $? -eq 2 ]
 

@@ -89,6 +89,7 @@ static void	 usage(FILE *, int) __attribute__((noreturn));
 static void	 parse_args(int, char **);
 static void	 bad_value(const char *, const char *)
 		    __attribute__((noreturn));
+static void	 bad_option(int, const char *) __attribute__((noreturn));
 static void	 source_range(const char *);
 static void	 source_file(const char *);
 static void	 source_add(const struct sockaddr_storage *, socklen_t);
@@ -205,6 +206,38 @@ bad_value(const char *opt, const char *val)
 	exit(EXIT_USAGE);
 }
 
+/*
+ * bad_option: getopt_long() returned ch, ':' for an option without its
+ * value or '?' for one it does not know (optopt: the short option, or 0
+ * for a long one) or a long one given a value it does not take; arg is
+ * the long option's text.  Says which in one line and exits EXIT_USAGE.
+ */
+static void
+bad_option(int ch, const char *arg)
+{
+	const struct option	*o;
+	int			 n = (int)strcspn(arg, "="), lng;
+
+	lng = strncmp(arg, "--", 2) == 0;
+	for (o = longopts; o->name != NULL && o->val != optopt; o++)
+		;
+	if (ch == ':' && lng)
+		fprintf(stderr, "%s: missing value for %.*s", progname, n, arg);
+	else if (ch == ':')
+		fprintf(stderr, "%s: missing value for -%c (--%s)", progname,
+		    optopt, o->name);
+	else if (optopt == 0)
+		fprintf(stderr, "%s: unknown or ambiguous option %.*s",
+		    progname, n, arg);
+	else if (lng && arg[n] == '=' && o->name != NULL &&
+	    strncmp(arg + 2, o->name, (size_t)n - 2) == 0)
+		fprintf(stderr, "%s: %.*s takes no value", progname, n, arg);
+	else
+		fprintf(stderr, "%s: unknown option -%c", progname, optopt);
+	fprintf(stderr, " (see --help)\n");
+	exit(EXIT_USAGE);
+}
+
 /* parse_args: the command line into the options, or exits EXIT_USAGE. */
 static void
 parse_args(int argc, char **argv)
@@ -212,7 +245,8 @@ parse_args(int argc, char **argv)
 	long long	v;
 	int		ch;
 
-	while ((ch = getopt_long(argc, argv, "c:s:S:r:t:i:b:kp:Qh", longopts,
+	opterr = 0;	/* our one-line messages, not getopt's and a usage */
+	while ((ch = getopt_long(argc, argv, ":c:s:S:r:t:i:b:kp:Qh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -255,12 +289,13 @@ parse_args(int argc, char **argv)
 		case 'h':
 			usage(stdout, EXIT_OK);
 		default:
-			usage(stderr, EXIT_USAGE);
+			bad_option(ch, argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 1) {
-		fprintf(stderr, "%s: exactly one URL expected\n", progname);
-		usage(stderr, EXIT_USAGE);
+		fprintf(stderr, "%s: exactly one URL expected, got %d (see "
+		    "--help)\n", progname, argc - optind);
+		exit(EXIT_USAGE);
 	}
 	url_str = argv[optind];
 }
