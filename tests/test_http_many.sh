@@ -45,6 +45,31 @@ one_line "-c without its value" "missing value for -c \(--connections\)" \
 one_line "--check=1" "--check takes no value" --check=1 http://127.0.0.1:1/
 one_line "no URL" "exactly one URL expected, got 0" -c 2
 one_line "two URLs" "exactly one URL expected, got 2" http://a/ http://b/
+# A bad value says what is wanted; seconds under a millisecond are
+# refused (the timers would make them none: a progress line on every turn
+# of the loop, a run over at once); more source addresses than clients
+# could ever use are refused before they are allocated.
+one_line "-c 0" "bad value for --connections: 0 \(a whole number from 1 to 1000000\)" \
+	-c 0 http://127.0.0.1:1/
+one_line "-c -5" "bad value for --connections: -5 \(a whole" -c -5 http://127.0.0.1:1/
+one_line "-r 1x" "bad value for --open-rate: 1x \(a whole" -r 1x http://127.0.0.1:1/
+one_line "-p 0.0001" "bad value for --progress: 0.0001 \(seconds from 0.001 to 1000000\)" \
+	-p 0.0001 http://127.0.0.1:1/
+one_line "-t 1e-9" "bad value for --time-limit: 1e-9 \(seconds" -t 1e-9 http://127.0.0.1:1/
+one_line "-i 0.0009" "bad value for --idle: 0.0009 \(seconds" -i 0.0009 http://127.0.0.1:1/
+one_line "a reversed range" "bad value for --source: 127.0.0.9-127.0.0.1 \(LAST is below FIRST\)" \
+	-s 127.0.0.9-127.0.0.1 http://127.0.0.1:1/
+one_line "a name as --source" "bad value for --source: localhost \(not an IPv4" \
+	-s localhost http://127.0.0.1:1/
+one_line "a /11 of sources" "bad value for --source: 10.0.0.0-10.31.255.255 \(more than 1000000 source addresses in all\)" \
+	-s 10.0.0.0-10.31.255.255 http://127.0.0.1:1/
+one_line "1,000,001 sources from two options" "bad value for --source: 10.1.0.0 \(more than 1000000" \
+	-s 10.0.0.0-10.15.66.63 -s 10.1.0.0 http://127.0.0.1:1/
+if have_ipv6_loopback; then
+	capture "$MANY" -s ::1 http://[::1]:1/
+	check "-s ::1 (one IPv6 address) binds and dials: the refused connect counted" \
+		all_of '[ "$RC" -eq 1 ] && grep -qx "error connect ECONNREFUSED: 1" <<<"$OUT"'
+fi
 "$MANY" -s 127.0.0.9-127.0.0.1 http://127.0.0.1:1/ >/dev/null 2>&1
 check "a reversed --source range exits 2" [ $? -eq 2 ]
 

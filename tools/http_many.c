@@ -45,7 +45,12 @@
 #define CONNS_MAX	1000000
 #define OPEN_BATCH	256		/* connections opened per callback */
 #define KINDS_MAX	32		/* error kinds counted apart */
-#define SOURCES_MAX	(1 << 24)
+#define SOURCES_MAX	CONNS_MAX	/* no client would use more */
+#define STR(x)		#x
+#define XSTR(x)		STR(x)		/* a number macro's digits */
+#define TOO_MANY	"more than " XSTR(SOURCES_MAX) " source addresses in all"
+#define SECS_MIN	0.001		/* --time-limit, --idle, --progress */
+#define SECS_MAX	1000000
 
 /* Exit statuses, documented in usage(). */
 enum {
@@ -87,12 +92,14 @@ struct kind {
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static void	 parse_args(int, char **);
-static void	 bad_value(const char *, const char *)
+static void	 bad_value(const char *, const char *, const char *)
 		    __attribute__((noreturn));
+static long long int_arg(const char *, const char *, long long);
+static double	 secs_arg(const char *, const char *);
 static void	 bad_option(int, const char *) __attribute__((noreturn));
 static void	 source_range(const char *);
 static void	 source_file(const char *);
-static void	 source_add(const struct sockaddr_storage *, socklen_t);
+static int	 source_add(const struct sockaddr_storage *, socklen_t);
 static void	 raise_nofile(long long);
 static void	 url_setup(const char *);
 static void	 start(void *);
@@ -166,7 +173,9 @@ usage(FILE *fp, int status)
 "\n"
 "  -c, --connections N  clients, one connection each (default 1)\n"
 "  -s, --source RANGE   bind client i, before connect(), to address i of\n"
-"                       RANGE, round robin: FIRST-LAST (IPv4) or one address\n"
+"                       RANGE, round robin: FIRST-LAST (IPv4) or one IPv4\n"
+"                       or IPv6 address; repeated -s and -S add up (at\n"
+"                       most 1000000 addresses; default: the kernel's)\n"
 "  -S, --source-file F  the same from F, one IPv4 or IPv6 address a line\n"
 "  -r, --open-rate N    open N connections a second (default: all at once)\n"
 "  -t, --time-limit S   end the run after S seconds; clients still reading\n"
@@ -179,6 +188,7 @@ usage(FILE *fp, int status)
 "  -p, --progress S     a progress line on stderr every S seconds\n"
 "  -Q, --quiet-errors   do not print each failed client (counts only)\n"
 "  -h, --help           this text\n"
+"N: 1 to 1000000 (--rcvbuf: to 1073741823).  S: seconds, 0.001 to 1000000.\n"
 "\n"
 "The open file limit is raised to what N connections need, or the tool\n"
 "says why it cannot and exits 2.  Summary on stdout:\n"
@@ -198,12 +208,47 @@ usage(FILE *fp, int status)
 	exit(status);
 }
 
-/* bad_value: says opt's value val is wrong and exits EXIT_USAGE. */
+/*
+ * bad_value: says opt's value val is wrong and what it should be (want)
+ * in one line, and exits EXIT_USAGE.
+ */
 static void
-bad_value(const char *opt, const char *val)
+bad_value(const char *opt, const char *val, const char *want)
 {
-	fprintf(stderr, "%s: bad value for %s: %s\n", progname, opt, val);
+	fprintf(stderr, "%s: bad value for %s: %s (%s)\n", progname, opt,
+	    val, want);
 	exit(EXIT_USAGE);
+}
+
+/* int_arg: opt's value val, a whole number from 1 to max, or exits. */
+static long long
+int_arg(const char *opt, const char *val, long long max)
+{
+	char		want[64];
+	long long	v;
+
+	if (parse_int(val, 1, max, &v) == -1) {
+		snprintf(want, sizeof(want), "a whole number from 1 to %lld",
+		    max);
+		bad_value(opt, val, want);
+	}
+	return v;
+}
+
+/*
+ * secs_arg: opt's value val, seconds from SECS_MIN to SECS_MAX, or exits.
+ * The timers keep microseconds: a shorter time would silently be none
+ * (a progress line on every turn of the loop, a run or an idle timeout
+ * over at once), and a millisecond is the least that means anything here.
+ */
+static double
+secs_arg(const char *opt, const char *val)
+{
+	double	v;
+
+	if (parse_secs(val, SECS_MAX, &v) == -1 || v < SECS_MIN)
+		bad_value(opt, val, "seconds from " XSTR(SECS_MIN) " to " XSTR(SECS_MAX));
+	return v;
 }
 
 /*
@@ -242,16 +287,14 @@ bad_option(int ch, const char *arg)
 static void
 parse_args(int argc, char **argv)
 {
-	long long	v;
-	int		ch;
+	int	ch;
 
 	opterr = 0;	/* our one-line messages, not getopt's and a usage */
 	while ((ch = getopt_long(argc, argv, ":c:s:S:r:t:i:b:kp:Qh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			if (parse_int(optarg, 1, CONNS_MAX, &nconns) == -1)
-				bad_value("--connections", optarg);
+			nconns = int_arg("--connections", optarg, CONNS_MAX);
 			break;
 		case 's':
 			source_range(optarg);
@@ -260,28 +303,22 @@ parse_args(int argc, char **argv)
 			source_file(optarg);
 			break;
 		case 'r':
-			if (parse_int(optarg, 1, CONNS_MAX, &open_rate) == -1)
-				bad_value("--open-rate", optarg);
+			open_rate = int_arg("--open-rate", optarg, CONNS_MAX);
 			break;
 		case 't':
-			if (parse_secs(optarg, 1e6, &time_limit) == -1)
-				bad_value("--time-limit", optarg);
+			time_limit = secs_arg("--time-limit", optarg);
 			break;
 		case 'i':
-			if (parse_secs(optarg, 1e6, &idle_secs) == -1)
-				bad_value("--idle", optarg);
+			idle_secs = secs_arg("--idle", optarg);
 			break;
 		case 'b':
-			if (parse_int(optarg, 1, SLOW_RCVBUF_MAX, &v) == -1)
-				bad_value("--rcvbuf", optarg);
-			rcvbuf = v;
+			rcvbuf = int_arg("--rcvbuf", optarg, SLOW_RCVBUF_MAX);
 			break;
 		case 'k':
 			do_check = 1;
 			break;
 		case 'p':
-			if (parse_secs(optarg, 1e6, &progress_secs) == -1)
-				bad_value("--progress", optarg);
+			progress_secs = secs_arg("--progress", optarg);
 			break;
 		case 'Q':
 			quiet_errors = 1;
@@ -301,8 +338,9 @@ parse_args(int argc, char **argv)
 }
 
 /*
- * source_range: adds the IPv4 addresses FIRST-LAST (or the one address
- * val) to sources[]; exits EXIT_USAGE on a bad or reversed range.
+ * source_range: adds the IPv4 addresses FIRST-LAST, or the one IPv4 or
+ * IPv6 address val, to sources[]; exits EXIT_USAGE on a bad or reversed
+ * range or one beyond SOURCES_MAX in all.
  */
 static void
 source_range(const char *val)
@@ -312,27 +350,34 @@ source_range(const char *val)
 	struct in_addr		 a, b;
 	char			 first[INET6_ADDRSTRLEN];
 	const char		*dash = strchr(val, '-');
+	socklen_t		 len;
 	uint32_t		 i, lo, hi;
 
 	if (dash == NULL) {
-		snprintf(first, sizeof(first), "%s", val);
-		dash = val + strlen(val);
-	} else if ((size_t)(dash - val) >= sizeof(first))
-		bad_value("--source", val);
-	else
-		snprintf(first, sizeof(first), "%.*s", (int)(dash - val), val);
-	if (inet_pton(AF_INET, first, &a) != 1 ||
-	    inet_pton(AF_INET, *dash == '-' ? dash + 1 : first, &b) != 1)
-		bad_value("--source", val);
+		if (addr_literal(val, &ss, &len) == -1)
+			bad_value("--source", val, "not an IPv4 or IPv6 address "
+			    "nor an IPv4 range FIRST-LAST");
+		if (source_add(&ss, len) == -1)
+			bad_value("--source", val, TOO_MANY);
+		return;
+	}
+	snprintf(first, sizeof(first), "%.*s", (int)(dash - val), val);
+	if ((size_t)(dash - val) >= sizeof(first) ||
+	    inet_pton(AF_INET, first, &a) != 1 ||
+	    inet_pton(AF_INET, dash + 1, &b) != 1)
+		bad_value("--source", val, "a range is FIRST-LAST, two IPv4 "
+		    "addresses");
 	lo = ntohl(a.s_addr);
 	hi = ntohl(b.s_addr);
-	if (hi < lo || hi - lo >= SOURCES_MAX)
-		bad_value("--source", val);
+	if (hi < lo)
+		bad_value("--source", val, "LAST is below FIRST");
+	if ((uint64_t)hi - lo + 1 > SOURCES_MAX - nsources)
+		bad_value("--source", val, TOO_MANY);
 	memset(&ss, 0, sizeof(ss));
 	sin->sin_family = AF_INET;
 	for (i = lo;; i++) {
 		sin->sin_addr.s_addr = htonl(i);
-		source_add(&ss, sizeof(*sin));
+		(void)source_add(&ss, sizeof(*sin));
 		if (i == hi)
 			break;
 	}
@@ -372,17 +417,26 @@ source_file(const char *path)
 			    "address: %s\n", progname, path, lineno, p);
 			exit(EXIT_USAGE);
 		}
-		source_add(&ss, len);
+		if (source_add(&ss, len) == -1) {
+			fprintf(stderr, "%s: --source-file %s:%zu: %s\n",
+			    progname, path, lineno, TOO_MANY);
+			exit(EXIT_USAGE);
+		}
 	}
 	fclose(fp);
 }
 
-/* source_add: appends one source address; exits 1 without memory. */
-static void
+/*
+ * source_add: appends one source address.  Returns 0, or -1 if there are
+ * SOURCES_MAX already; exits 1 without memory.
+ */
+static int
 source_add(const struct sockaddr_storage *ss, socklen_t len)
 {
 	size_t	ncap;
 
+	if (nsources == SOURCES_MAX)
+		return -1;
 	if (nsources == sources_cap) {
 		ncap = sources_cap == 0 ? 256 : sources_cap * 2;
 		if ((sources = realloc(sources, ncap * sizeof(*sources))) ==
@@ -395,6 +449,7 @@ source_add(const struct sockaddr_storage *ss, socklen_t len)
 	}
 	sources[nsources] = *ss;
 	sourcelens[nsources++] = len;
+	return 0;
 }
 
 /*
