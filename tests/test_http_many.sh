@@ -65,6 +65,16 @@ one_line "a /11 of sources" "bad value for --source: 10.0.0.0-10.31.255.255 \(mo
 	-s 10.0.0.0-10.31.255.255 http://127.0.0.1:1/
 one_line "1,000,001 sources from two options" "bad value for --source: 10.1.0.0 \(more than 1000000" \
 	-s 10.0.0.0-10.15.66.63 -s 10.1.0.0 http://127.0.0.1:1/
+# --source-file: one that names no address, or is no file, is refused;
+# a line of any length is read as one line.
+printf '# nothing but a comment\n\n' >"$T/none.addrs"
+one_line "a source file with no address" "--source-file $T/none.addrs: no address in it" \
+	-S "$T/none.addrs" http://127.0.0.1:1/
+one_line "a directory as the source file" "--source-file $T: Is a directory" \
+	-S "$T" http://127.0.0.1:1/
+one_line "a missing source file" "--source-file $T/nope: No such file" \
+	-S "$T/nope" http://127.0.0.1:1/
+{ printf '# %0200d\n' 0; echo 127.0.2.1; printf '  127.0.2.2\t\n'; } >"$T/long.addrs"
 if have_ipv6_loopback; then
 	capture "$MANY" -s ::1 http://[::1]:1/
 	check "-s ::1 (one IPv6 address) binds and dials: the refused connect counted" \
@@ -129,6 +139,9 @@ if wait_port "127.0.0.1:$PPORT" 5; then
 	capture "$MANY" -c 20 -s 127.0.2.1-127.0.2.20 --check -t 10 "$P/good"
 	check "fake /good: 20 complete, exit 0" \
 		all_of '[ "$RC" -eq 0 ] && [ "$(kv complete "$OUT")/$(kv bad_body "$OUT")" = 20/0 ]'
+	capture "$MANY" -c 2 -S "$T/long.addrs" --check -t 10 "$P/good"
+	check "a source file with a 200-byte comment line is read: 2 clients from it complete" \
+		all_of '[ "$RC" -eq 0 ] && [ "$(kv complete "$OUT")" = 2 ]'
 	capture "$MANY" -c 20 -s 127.0.2.1-127.0.2.20 --check -t 10 "$P/bad"
 	check "fake /bad: 20 bodies reported bad, exit 1" \
 		all_of '[ "$RC" -eq 1 ] && [ "$(kv bad_body "$OUT")" = 20 ]'

@@ -99,6 +99,8 @@ static double	 secs_arg(const char *, const char *);
 static void	 bad_option(int, const char *) __attribute__((noreturn));
 static void	 source_range(const char *);
 static void	 source_file(const char *);
+static void	 source_fail(const char *, size_t, const char *, const char *)
+		    __attribute__((noreturn));
 static int	 source_add(const struct sockaddr_storage *, socklen_t);
 static void	 raise_nofile(long long);
 static void	 url_setup(const char *);
@@ -385,8 +387,8 @@ source_range(const char *val)
 
 /*
  * source_file: adds every address of path (one IPv4 or IPv6 literal a
- * line; blank lines and # comments skipped) to sources[]; exits
- * EXIT_USAGE if it cannot.
+ * line, of any length; blank lines and # comments skipped) to sources[];
+ * exits EXIT_USAGE if it cannot, or if path holds no address.
  */
 static void
 source_file(const char *path)
@@ -394,15 +396,12 @@ source_file(const char *path)
 	struct sockaddr_storage	 ss;
 	socklen_t		 len;
 	FILE			*fp;
-	char			 line[128], *p, *e;
-	size_t			 lineno = 0;
+	char			*line = NULL, *p, *e;
+	size_t			 cap = 0, lineno = 0, before = nsources;
 
-	if ((fp = fopen(path, "r")) == NULL) {
-		fprintf(stderr, "%s: --source-file %s: %s\n", progname, path,
-		    strerror(errno));
-		exit(EXIT_USAGE);
-	}
-	while (fgets(line, sizeof(line), fp) != NULL) {
+	if ((fp = fopen(path, "r")) == NULL)
+		source_fail(path, 0, strerror(errno), NULL);
+	while (getline(&line, &cap, fp) != -1) {
 		lineno++;
 		for (p = line; isspace((unsigned char)*p); p++)
 			;
@@ -412,18 +411,34 @@ source_file(const char *path)
 		*e = '\0';
 		if (*p == '\0' || *p == '#')
 			continue;
-		if (addr_literal(p, &ss, &len) == -1) {
-			fprintf(stderr, "%s: --source-file %s:%zu: not an "
-			    "address: %s\n", progname, path, lineno, p);
-			exit(EXIT_USAGE);
-		}
-		if (source_add(&ss, len) == -1) {
-			fprintf(stderr, "%s: --source-file %s:%zu: %s\n",
-			    progname, path, lineno, TOO_MANY);
-			exit(EXIT_USAGE);
-		}
+		if (addr_literal(p, &ss, &len) == -1)
+			source_fail(path, lineno, "not an address", p);
+		if (source_add(&ss, len) == -1)
+			source_fail(path, lineno, TOO_MANY, NULL);
 	}
+	if (ferror(fp))
+		source_fail(path, 0, strerror(errno), NULL);
+	if (nsources == before)
+		source_fail(path, 0, "no address in it", NULL);
+	free(line);
 	fclose(fp);
+}
+
+/*
+ * source_fail: says what is wrong with --source-file path (at line lineno
+ * if not 0: why, and the text it found if any) and exits EXIT_USAGE.
+ */
+static void
+source_fail(const char *path, size_t lineno, const char *why,
+    const char *text)
+{
+	fprintf(stderr, "%s: --source-file %s", progname, path);
+	if (lineno > 0)
+		fprintf(stderr, ":%zu", lineno);
+	fprintf(stderr, ": %s%s%.80s%s\n", why, text != NULL ? ": " : "",
+	    text != NULL ? text : "",
+	    text != NULL && strlen(text) > 80 ? "..." : "");
+	exit(EXIT_USAGE);
 }
 
 /*
