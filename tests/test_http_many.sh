@@ -164,6 +164,14 @@ if wait_port "127.0.0.1:$PPORT" 5; then
 	capture "$MANY" -c 20 --check -t 1 "$P/hang"
 	check "fake /hang, -t 1: 20 unfinished (still reading), none cut, exit 3" \
 		all_of '[ "$RC" -eq 3 ] && [ "$(kv unfinished "$OUT")/$(kv cut "$OUT")" = 20/0 ]'
+	# Opened 2 a second and cut off at 1 s: most were never opened; they
+	# are counted (unopened), and the time limit alone is exit 3.
+	capture "$MANY" -c 10 -r 2 -t 1 "$P/hang"
+	echo "$OUT" | head -n 1 | sed 's/^/# /'
+	fin=$(kv unfinished "$OUT") unop=$(kv unopened "$OUT")
+	check "fake /hang, -c 10 -r 2 -t 1: unfinished + unopened = 10, most unopened, exit 3" \
+		all_of '[ "$RC" -eq 3 ] && [ "${fin:-0}" -ge 1 ] && [ "${unop:-0}" -ge 5 ] &&
+		[ $((fin + unop)) -eq 10 ] && [ "$(kv connected "$OUT")" = "$fin" ]'
 else
 	not_ok "the fake server listens"
 fi

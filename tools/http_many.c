@@ -194,18 +194,21 @@ usage(FILE *fp, int status)
 "\n"
 "The open file limit is raised to what N connections need, or the tool\n"
 "says why it cannot and exits 2.  Summary on stdout:\n"
-"  clients=N connected=N complete=N cut=N gave_up=N unfinished=N failed=N\n"
+"  clients=N connected=N complete=N cut=N gave_up=N unfinished=N\n"
+"    unopened=N failed=N                 (one line, wrapped here)\n"
 "  open_peak=N bytes=N body=N checked=N bad_body=N seconds=X\n"
 "  rate_min=X rate_median=X rate_max=X   (body bytes/s of connected clients)\n"
 "  error KIND: N                         (one line per kind)\n"
 "checked: body bytes of 2xx answers compared with the pattern (--check).\n"
 "complete: the whole answer (status < 400); cut: the server closed or reset\n"
 "while the client was still reading (it always reads to the end); gave_up:\n"
-"--idle; unfinished: still reading at --time-limit; failed: never\n"
-"connected.  A bad body is counted in bad_body whatever its end.\n"
+"--idle; unfinished: still connecting or reading at --time-limit;\n"
+"unopened: not yet opened then (--open-rate); failed: never connected.\n"
+"A bad body is counted in bad_body whatever its end.\n"
 "\n"
 "Exit status: 0 every client complete with a good body; 1 otherwise;\n"
-"2 bad usage or descriptors; 3 the time limit left clients unfinished.\n",
+"2 bad usage or descriptors; 3 the time limit left clients unfinished or\n"
+"unopened (and the rest complete).\n",
 	    progname);
 	exit(status);
 }
@@ -818,7 +821,7 @@ static int
 report(void)
 {
 	double		*rates, el;
-	long long	 i, nr = 0, bad = 0, unfinished = 0;
+	long long	 i, nr = 0, bad = 0, unfinished = 0, unopened = 0;
 	int64_t		 end;
 
 	if ((rates = calloc((size_t)nconns, sizeof(*rates))) == NULL) {
@@ -831,6 +834,8 @@ report(void)
 		bad += c->cl_bad;
 		if (c->cl_state == CL_SENDING || c->cl_state == CL_READING)
 			unfinished++;
+		else if (c->cl_state == CL_WAITING)
+			unopened++;
 		if (c->cl_t_req == 0)
 			continue;
 		end = c->cl_t_end != 0 ? c->cl_t_end : run.lr_end_us;
@@ -841,9 +846,9 @@ report(void)
 	qsort(rates, (size_t)nr, sizeof(*rates), cmp_double);
 	el = (double)(run.lr_end_us - run.lr_start_us) / 1e6;
 	printf("clients=%lld connected=%lld complete=%lld cut=%lld "
-	    "gave_up=%lld unfinished=%lld failed=%lld\n", nconns, n_connected,
-	    n_state[CL_COMPLETE], n_state[CL_CUT], n_state[CL_GAVE_UP],
-	    unfinished, n_state[CL_FAILED]);
+	    "gave_up=%lld unfinished=%lld unopened=%lld failed=%lld\n", nconns,
+	    n_connected, n_state[CL_COMPLETE], n_state[CL_CUT],
+	    n_state[CL_GAVE_UP], unfinished, unopened, n_state[CL_FAILED]);
 	printf("open_peak=%lld bytes=%llu body=%llu checked=%llu bad_body=%lld "
 	    "seconds=%.3f\n", n_open_peak, (unsigned long long)total_bytes,
 	    (unsigned long long)total_body,
@@ -857,6 +862,7 @@ report(void)
 	free(rates);
 	if (n_state[CL_COMPLETE] == nconns && bad == 0 && nkinds == 0)
 		return EXIT_OK;
+	unfinished += unopened;
 	return unfinished > 0 && n_state[CL_COMPLETE] + unfinished == nconns &&
 	    bad == 0 && nkinds == 0 ? EXIT_LIMIT : EXIT_SOME;
 }
