@@ -107,7 +107,8 @@ fi
 # --- a fake server: corrupted, cut and hung answers ---
 # /bad: a 100000-byte pattern body whose byte 70000 is wrong; /cut: says
 # 100000 bytes and closes after 50000; /hang: sends 1000 and holds on
-# until the client closes; /busy: a 503 whose body is not the pattern.
+# until the client closes; /busy: a 503 whose body is not the pattern;
+# /varied: status 400 + the connection's number (mod 100).
 FAKE_PL='
 use strict; use warnings; use IO::Socket::INET;
 my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => $ARGV[0],
@@ -115,13 +116,19 @@ my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => $ARGV[0],
 $SIG{CHLD} = "IGNORE";
 my $line = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.\n";
 my $body = substr($line x 1600, 0, 100000);
+my $n = 0;
 while (my $c = $s->accept) {
+	$n++;
 	next if fork;
 	my ($req, $path) = ("", "");
 	while (<$c>) { $req .= $_; last if /^\r?$/; }
 	$path = $1 if $req =~ m{^GET (\S+)};
 	my $b = $body;
 	substr($b, 70000, 1) = "#" if $path eq "/bad";
+	if ($path eq "/varied") {
+		print $c "HTTP/1.1 " . (400 + $n % 100) . " Varied\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+		close $c; exit 0;
+	}
 	if ($path eq "/busy") {
 		print $c "HTTP/1.1 503 Busy\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbusy\n";
 		close $c; exit 0;
@@ -161,6 +168,13 @@ if wait_port "127.0.0.1:$PPORT" 5; then
 	check "fake /busy: 20 errors 'http 503', no bad body (only 2xx is checked), exit 1" \
 		all_of '[ "$RC" -eq 1 ] && grep -qx "error http 503: 20" <<<"$OUT" &&
 		[ "$(kv bad_body "$OUT")/$(kv checked "$OUT")" = 0/0 ]'
+	# 40 statuses, 40 kinds: 31 are named, the other 9 counted as such.
+	capture "$MANY" -Q -c 40 -t 10 "$P/varied"
+	named=$(grep -c '^error http 4[0-9][0-9]: 1$' <<<"$OUT")
+	sum=$(awk '/^error / { n += $NF } END { print n + 0 }' <<<"$OUT")
+	check "fake /varied: 40 kinds of error: 31 named once, 'other kinds: 9', 40 in all" \
+		all_of '[ "$named" -eq 31 ] && grep -qx "error other kinds: 9" <<<"$OUT" &&
+		[ "$sum" -eq 40 ] && [ "$RC" -eq 1 ]'
 	capture "$MANY" -c 20 --check -t 1 "$P/hang"
 	check "fake /hang, -t 1: 20 unfinished (still reading), none cut, exit 3" \
 		all_of '[ "$RC" -eq 3 ] && [ "$(kv unfinished "$OUT")/$(kv cut "$OUT")" = 20/0 ]'

@@ -198,7 +198,8 @@ usage(FILE *fp, int status)
 "    unopened=N failed=N                 (one line, wrapped here)\n"
 "  open_peak=N bytes=N body=N checked=N bad_body=N seconds=X\n"
 "  rate_min=X rate_median=X rate_max=X   (body bytes/s of connected clients)\n"
-"  error KIND: N                         (one line per kind)\n"
+"  error KIND: N                         (one line per kind; after 31\n"
+"                                         kinds, \"other kinds\" counts the rest)\n"
 "checked: body bytes of 2xx answers compared with the pattern (--check).\n"
 "complete: the whole answer (status < 400); cut: the server closed or reset\n"
 "while the client was still reading (it always reads to the end); gave_up:\n"
@@ -770,7 +771,11 @@ client_end(struct client *c, enum cl_state how, const char *what, int err)
 	lg_ended(&run);
 }
 
-/* kind_count: counts one error of kind what (with errno err's name). */
+/*
+ * kind_count: counts one error of kind what (with errno err's name); the
+ * kinds beyond the first KINDS_MAX - 1 are counted together as "other
+ * kinds".
+ */
 static void
 kind_count(const char *what, int err)
 {
@@ -783,12 +788,13 @@ kind_count(const char *what, int err)
 	for (i = 0; i < nkinds; i++)
 		if (strcmp(kinds[i].k_name, name) == 0)
 			break;
-	if (i == nkinds) {
-		if (nkinds == KINDS_MAX)
-			i = KINDS_MAX - 1;	/* the last takes the rest */
-		else
-			snprintf(kinds[nkinds++].k_name, sizeof(name), "%s",
-			    name);
+	if (i == nkinds && nkinds < KINDS_MAX - 1)
+		snprintf(kinds[nkinds++].k_name, sizeof(name), "%s", name);
+	else if (i == nkinds) {
+		/* The last counts the rest, under a name that says so. */
+		i = KINDS_MAX - 1;
+		snprintf(kinds[i].k_name, sizeof(name), "other kinds");
+		nkinds = KINDS_MAX;
 	}
 	kinds[i].k_count++;
 }
