@@ -168,6 +168,8 @@ if wait_port "127.0.0.1:$PPORT" 5; then
 	check "fake /busy: 20 errors 'http 503', no bad body (only 2xx is checked), exit 1" \
 		all_of '[ "$RC" -eq 1 ] && grep -qx "error http 503: 20" <<<"$OUT" &&
 		[ "$(kv bad_body "$OUT")/$(kv checked "$OUT")" = 0/0 ]'
+	check "fake /busy: the 20 whole 503 answers are http_error, not complete" \
+		[ "$(kv http_error "$OUT")/$(kv complete "$OUT")" = 20/0 ]
 	# 40 statuses, 40 kinds: 31 are named, the other 9 counted as such.
 	capture "$MANY" -Q -c 40 -t 10 "$P/varied"
 	named=$(grep -c '^error http 4[0-9][0-9]: 1$' <<<"$OUT")

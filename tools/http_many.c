@@ -65,7 +65,8 @@ enum cl_state {
 	CL_WAITING,		/* not opened yet (--open-rate) */
 	CL_SENDING,		/* connect() issued or request partly sent */
 	CL_READING,
-	CL_COMPLETE,		/* the whole answer */
+	CL_COMPLETE,		/* the whole answer, status < 400 */
+	CL_HTTP_ERROR,		/* the whole answer, status >= 400 */
 	CL_CUT,			/* the server ended it while we read */
 	CL_GAVE_UP,		/* our --idle timeout */
 	CL_FAILED		/* never connected */
@@ -195,17 +196,18 @@ usage(FILE *fp, int status)
 "\n"
 "The open file limit is raised to what N connections need, or the tool\n"
 "says why it cannot and exits 2.  Summary on stdout:\n"
-"  clients=N connected=N complete=N cut=N gave_up=N unfinished=N\n"
-"    unopened=N failed=N                 (one line, wrapped here)\n"
+"  clients=N connected=N complete=N http_error=N cut=N gave_up=N\n"
+"    unfinished=N unopened=N failed=N    (one line, wrapped here)\n"
 "  open_peak=N bytes=N body=N checked=N bad_body=N seconds=X\n"
 "  rate_min=X rate_median=X rate_max=X   (body bytes/s of connected clients)\n"
 "  error KIND: N                         (one line per kind; after 31\n"
 "                                         kinds, \"other kinds\" counts the rest)\n"
 "checked: body bytes of 2xx answers compared with the pattern (--check).\n"
-"complete: the whole answer (status < 400); cut: the server closed or reset\n"
-"while the client was still reading (it always reads to the end); gave_up:\n"
-"--idle; unfinished: still connecting or reading at --time-limit;\n"
-"unopened: not yet opened then (--open-rate); failed: never connected.\n"
+"complete: the whole answer (status < 400); http_error: the whole answer\n"
+"of a status >= 400; cut: the server closed or reset while the client was\n"
+"still reading (it always reads to the end); gave_up: --idle; unfinished:\n"
+"still connecting or reading at --time-limit; unopened: not yet opened\n"
+"then (--open-rate); failed: never connected.  These add up to clients.\n"
 "A bad body is counted in bad_body whatever its end.\n"
 "\n"
 "Exit status: 0 every client complete with a good body; 1 otherwise;\n"
@@ -747,8 +749,8 @@ body_check(void *arg, const char *buf, size_t len)
 }
 
 /*
- * client_end: c ends in state how (an HTTP status >= 400 turns complete
- * into an error too); what and err (an errno or 0) name the error kind.
+ * client_end: c ends in state how (a complete answer of HTTP status >= 400
+ * is CL_HTTP_ERROR); what and err (an errno or 0) name the error kind.
  */
 static void
 client_end(struct client *c, enum cl_state how, const char *what, int err)
@@ -758,6 +760,7 @@ client_end(struct client *c, enum cl_state how, const char *what, int err)
 	if (how == CL_COMPLETE && c->cl_frame.hf_status >= 400) {
 		snprintf(kind, sizeof(kind), "http %d", c->cl_frame.hf_status);
 		kind_count(kind, 0);
+		how = CL_HTTP_ERROR;
 	} else if (what != NULL)
 		kind_count(what, err);
 	if (what != NULL && !quiet_errors)
@@ -852,10 +855,11 @@ report(void)
 	}
 	qsort(rates, (size_t)nr, sizeof(*rates), cmp_double);
 	el = (double)(run.lr_end_us - run.lr_start_us) / 1e6;
-	printf("clients=%lld connected=%lld complete=%lld cut=%lld "
-	    "gave_up=%lld unfinished=%lld unopened=%lld failed=%lld\n", nconns,
-	    n_connected, n_state[CL_COMPLETE], n_state[CL_CUT],
-	    n_state[CL_GAVE_UP], unfinished, unopened, n_state[CL_FAILED]);
+	printf("clients=%lld connected=%lld complete=%lld http_error=%lld "
+	    "cut=%lld gave_up=%lld unfinished=%lld unopened=%lld failed=%lld\n",
+	    nconns, n_connected, n_state[CL_COMPLETE], n_state[CL_HTTP_ERROR],
+	    n_state[CL_CUT], n_state[CL_GAVE_UP], unfinished, unopened,
+	    n_state[CL_FAILED]);
 	printf("open_peak=%lld bytes=%llu body=%llu checked=%llu bad_body=%lld "
 	    "seconds=%.3f\n", n_open_peak, (unsigned long long)total_bytes,
 	    (unsigned long long)total_body,
