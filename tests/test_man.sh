@@ -7,7 +7,8 @@ source "$(dirname "$0")/lib.sh"
 
 command -v mandoc >/dev/null || { not_ok "mandoc is installed (package mandoc)"; finish; }
 
-pages="man/evfcgid.8 man/evfcgi.3 man/http_get.1 man/http_load.1 man/fcgi_load.1"
+pages="man/evfcgid.8 man/evfcgi.3 man/http_get.1 man/http_load.1 man/fcgi_load.1
+	man/http_many.1"
 for p in $pages; do
 	if [ ! -f "$TOP/$p" ]; then
 		not_ok "$p exists"
@@ -54,6 +55,7 @@ documents man/evfcgid.8 "$TOP/src/evfcgid"
 documents man/http_get.1 "$TOP/tools/http_get"
 documents man/http_load.1 "$TOP/tools/http_load"
 documents man/fcgi_load.1 "$TOP/tools/fcgi_load"
+documents man/http_many.1 "$TOP/tools/http_many"
 
 # Every function the public header declares has its .Nm and its .Fn in
 # the SYNOPSIS of evfcgi(3).
