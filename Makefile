@@ -323,7 +323,7 @@ INSTALL = install
 # The tools a user runs against a server; blocking_fcgid (the control
 # group, meant to stall), kept_rounds (make bench's client) and
 # slow-client-experiment (needs the source tree) stay in the tree.
-INSTALL_TOOLS = http_get http_load fcgi_load
+INSTALL_TOOLS = http_get http_load fcgi_load http_many
 MAN1 = $(INSTALL_TOOLS:%=man/%.1)
 MAN3 = man/evfcgi.3
 MAN8 = man/evfcgid.8

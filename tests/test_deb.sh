@@ -74,8 +74,9 @@ has libevfcgi-dev /usr/include/evfcgi.h "/usr/lib/$ma/libevfcgi.a" \
 	"/usr/lib/$ma/libevfcgi.so" "/usr/lib/$ma/pkgconfig/evfcgi.pc" \
 	/usr/share/man/man3/evfcgi.3.gz /usr/share/man/man3/evfcgi_run.3.gz
 has evfcgid-tools /usr/bin/http_get /usr/bin/http_load /usr/bin/fcgi_load \
-	/usr/share/man/man1/http_get.1.gz /usr/share/man/man1/http_load.1.gz \
-	/usr/share/man/man1/fcgi_load.1.gz
+	/usr/bin/http_many /usr/share/man/man1/http_get.1.gz \
+	/usr/share/man/man1/http_load.1.gz /usr/share/man/man1/fcgi_load.1.gz \
+	/usr/share/man/man1/http_many.1.gz
 
 # Control fields and maintainer scripts.
 dep=$(dpkg-deb -f "$T/b/libevfcgi-dev_${v}_$arch.deb" Depends)
@@ -103,6 +104,8 @@ check "packaged evfcgid --version says $v" eval \
 	'"$T/x/usr/sbin/evfcgid" --version | grep -q "^evfcgid $v "'
 check "packaged fcgi_load --help" eval \
 	'"$T/x/usr/bin/fcgi_load" --help | grep -q "^usage:"'
+check "packaged http_many --help" eval \
+	'"$T/x/usr/bin/http_many" --help | grep -q "^usage: http_many"'
 check "packaged evfcgid is PIE with BIND_NOW (hardening=+all)" eval '
 	readelf -h "$T/x/usr/sbin/evfcgid" | grep -q "DYN" &&
 	readelf -d "$T/x/usr/sbin/evfcgid" | grep -q "BIND_NOW\|FLAGS_1.*NOW"'

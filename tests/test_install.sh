@@ -22,11 +22,12 @@ fi
 # --- Every file in its place.
 missing=""
 for f in usr/sbin/evfcgid usr/bin/http_get usr/bin/http_load \
-    usr/bin/fcgi_load usr/lib/libevfcgi.a usr/lib/libevfcgi.so.1.0.0 \
+    usr/bin/fcgi_load usr/bin/http_many usr/lib/libevfcgi.a usr/lib/libevfcgi.so.1.0.0 \
     usr/include/evfcgi.h usr/lib/pkgconfig/evfcgi.pc \
     usr/share/man/man8/evfcgid.8 usr/share/man/man3/evfcgi.3 \
     usr/share/man/man3/evfcgi_run.3 usr/share/man/man1/http_get.1 \
     usr/share/man/man1/http_load.1 usr/share/man/man1/fcgi_load.1 \
+    usr/share/man/man1/http_many.1 \
     usr/lib/systemd/system/evfcgid.service \
     usr/lib/systemd/system/evfcgid.socket; do
 	[ -e "$S/$f" ] || missing+=" $f"
@@ -40,6 +41,8 @@ check "libevfcgi.so -> libevfcgi.so.1" \
 check "executables are mode 755, the rest 644" eval '
 	[ "$(stat -c %a "$S/usr/sbin/evfcgid")" = 755 ] &&
 	[ "$(stat -c %a "$S/usr/bin/fcgi_load")" = 755 ] &&
+	[ "$(stat -c %a "$S/usr/bin/http_many")" = 755 ] &&
+	[ "$(stat -c %a "$S/usr/share/man/man1/http_many.1")" = 644 ] &&
 	[ "$(stat -c %a "$S/usr/include/evfcgi.h")" = 644 ] &&
 	[ "$(stat -c %a "$S/usr/lib/libevfcgi.a")" = 644 ]'
 check "the unit runs the installed daemon (ExecStart=/usr/sbin/evfcgid)" \
@@ -224,9 +227,12 @@ if wait_port "$port"; then
 else
 	not_ok "installed evfcgid: listens"
 fi
-for t in http_get http_load; do
+for t in http_get http_load http_many; do
 	check "installed $t --help" eval '"$S/usr/bin/$t" --help 2>&1 | grep -q "^usage:"'
 done
+capture "$S/usr/bin/http_many" -Q -c 3 http://127.0.0.1:1/
+check "installed http_many: 3 clients to a closed port, 3 refused connects counted, exit 1" \
+	eval '[ "$RC" -eq 1 ] && grep -qx "error connect ECONNREFUSED: 3" <<<"$OUT"'
 
 # --- The systemd units: systemd-analyze verify must say nothing.  It
 # checks that ExecStart exists, so a copy points at the staged daemon.
