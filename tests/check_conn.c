@@ -6,17 +6,12 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include <netinet/in.h>
-#include <arpa/inet.h>
-
 #include <check.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -25,34 +20,9 @@
 #include "app.h"
 #include "evfcgi.h"
 #include "fcgi_proto.h"
+#include "tests/fcgi_peer.h"
 #include "tests/suite.h"
 
-#define MAX_ID		16
-
-struct resp {
-	uint8_t		*out;		/* STDOUT bytes */
-	size_t		 outlen;
-	int		 out_ended;	/* the empty STDOUT arrived */
-	int		 ended;		/* END_REQUEST arrived */
-	uint8_t		 pstatus;
-};
-
-struct peer {
-	int		 fd;
-	uint8_t		*in;		/* bytes not yet parsed */
-	size_t		 inlen;
-	size_t		 incap;
-	int		 eof;
-	struct resp	 r[MAX_ID];
-	uint8_t		 mgmt[512];	/* content of the last id-0 record */
-	size_t		 mgmtlen;
-	uint8_t		 mgmt_type;
-	size_t		 records;
-	size_t		 nread;		/* bytes read in all */
-};
-
-static struct event_base	*base;
-static struct evfcgi_server	*srv;
 static struct evfcgi_limits	 lim;
 
 static void
@@ -88,133 +58,42 @@ teardown(void)
 	base = NULL;
 }
 
-/* Connects a new peer to the server through a socketpair. */
-static struct peer *
-peer_new(void)
-{
-	struct peer	*p = calloc(1, sizeof(*p));
-	int		 sv[2];
-
-	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	ck_assert_int_eq(evfcgi_adopt(srv, sv[0]), 0);
-	p->fd = sv[1];
-	fcntl(p->fd, F_SETFL, O_NONBLOCK);
-	return p;
-}
-
-/*
- * Connects a new peer over TCP on loopback, its receive buffer set to
- * rcvbuf bytes before connect() (where the kernel counts a reader's
- * progress byte by byte, as it does not across a socketpair).
- */
-static struct peer *
-peer_new_tcp(int rcvbuf)
-{
-	struct peer		*p = calloc(1, sizeof(*p));
-	struct sockaddr_in	 sin;
-	socklen_t		 len = sizeof(sin);
-	int			 lfd, fd;
-
-	ck_assert_ptr_nonnull(p);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_ne(lfd = socket(AF_INET, SOCK_STREAM, 0), -1);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(lfd, 1), 0);
-	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
-	ck_assert_int_ne(p->fd = socket(AF_INET, SOCK_STREAM, 0), -1);
-	ck_assert_int_eq(setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-	    sizeof(rcvbuf)), 0);
-	ck_assert_int_eq(connect(p->fd, (struct sockaddr *)&sin, len), 0);
-	ck_assert_int_ne(fd = accept(lfd, NULL, NULL), -1);
-	close(lfd);
-	ck_assert_int_eq(evfcgi_adopt(srv, fd), 0);
-	fcntl(p->fd, F_SETFL, O_NONBLOCK);
-	return p;
-}
-
-static void
-peer_free(struct peer *p)
-{
-	int	 i;
-
-	close(p->fd);
-	for (i = 0; i < MAX_ID; i++)
-		free(p->r[i].out);
-	free(p->in);
-	free(p);
-}
-
-/* Forgets what arrived for id, to reuse it on a kept connection. */
-static void
-resp_reset(struct peer *p, int id)
-{
-	free(p->r[id].out);
-	memset(&p->r[id], 0, sizeof(p->r[id]));
-}
-
-/* Writes all of buf, running the loop while the socket is full. */
-static void
-peer_send(struct peer *p, const void *buf, size_t len)
-{
-	const uint8_t	*b = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		n = write(p->fd, b, len);
-		if (n == -1 && errno == EAGAIN) {
-			event_base_loop(base, EVLOOP_NONBLOCK);
-			continue;
-		}
-		ck_assert_int_gt(n, 0);
-		b += n;
-		len -= (size_t)n;
-	}
-}
-
-static void
-send_record(struct peer *p, uint8_t type, uint16_t id, const void *data,
-    size_t len)
-{
-	uint8_t	 hdr[8], pad[8] = { 0 };
-
-	fcgi_header_encode(hdr, type, id, (uint16_t)len, fcgi_padding(len));
-	peer_send(p, hdr, 8);
-	if (len > 0)
-		peer_send(p, data, len);
-	peer_send(p, pad, fcgi_padding(len));
-}
-
-static void
-send_begin(struct peer *p, uint16_t id, uint16_t role, uint8_t flags)
-{
-	uint8_t	 b[16];
-
-	fcgi_begin_encode(b, id, role, flags);
-	peer_send(p, b, sizeof(b));
-}
-
 /* Encodes the params for uri (query after '?') into buf; returns length. */
 static size_t
 encode_params(uint8_t *buf, size_t cap, const char *uri, size_t body_len)
 {
 	const char	*q = strchr(uri, '?');
 	char		 cl[32];
-	size_t		 n = 0;
+	const char	*nv[] = { "REQUEST_METHOD", body_len ? "POST" : "GET",
+	    "REQUEST_URI", uri, "QUERY_STRING", q != NULL ? q + 1 : "",
+	    "CONTENT_LENGTH", cl, NULL };
 
 	snprintf(cl, sizeof(cl), "%zu", body_len);
-	n += fcgi_nv_encode(buf + n, cap - n, "REQUEST_METHOD", 14,
-	    body_len ? "POST" : "GET", body_len ? 4 : 3);
-	n += fcgi_nv_encode(buf + n, cap - n, "REQUEST_URI", 11, uri,
-	    strlen(uri));
-	n += fcgi_nv_encode(buf + n, cap - n, "QUERY_STRING", 12,
-	    q != NULL ? q + 1 : "", q != NULL ? strlen(q + 1) : 0);
-	n += fcgi_nv_encode(buf + n, cap - n, "CONTENT_LENGTH", 14, cl,
-	    strlen(cl));
-	ck_assert_uint_le(n, cap);
-	return n;
+	return nv_list(buf, cap, nv);
+}
+
+/* Appends PARAMS for uri announcing body_len bytes of body, their end. */
+static void
+w_uri_params(struct wire *w, uint16_t id, const char *uri, size_t body_len)
+{
+	uint8_t	 params[2048];
+
+	w_record(w, FCGI_PARAMS, id, params,
+	    encode_params(params, sizeof(params), uri, body_len));
+	w_record(w, FCGI_PARAMS, id, NULL, 0);
+}
+
+/* Sends BEGIN and the PARAMS of a request for uri announcing body_len. */
+static void
+send_head(struct peer *p, uint16_t id, uint8_t flags, const char *uri,
+    size_t body_len)
+{
+	struct wire	 w;
+
+	w.len = 0;
+	w_begin(&w, id, FCGI_RESPONDER, flags);
+	w_uri_params(&w, id, uri, body_len);
+	peer_send(p, w.b, w.len);
 }
 
 /* A whole request: BEGIN, PARAMS, empty PARAMS, body in STDIN, empty STDIN. */
@@ -222,14 +101,10 @@ static void
 send_request(struct peer *p, uint16_t id, uint8_t flags, const char *uri,
     const void *body, size_t body_len)
 {
-	uint8_t		 params[2048];
 	const uint8_t	*b = body;
-	size_t		 n, chunk;
+	size_t		 chunk;
 
-	send_begin(p, id, FCGI_RESPONDER, flags);
-	n = encode_params(params, sizeof(params), uri, body_len);
-	send_record(p, FCGI_PARAMS, id, params, n);
-	send_record(p, FCGI_PARAMS, id, NULL, 0);
+	send_head(p, id, flags, uri, body_len);
 	while (body_len > 0) {
 		chunk = body_len < 65535 ? body_len : 65535;
 		send_record(p, FCGI_STDIN, id, b, chunk);
@@ -247,110 +122,14 @@ static void
 send_request_nv(struct peer *p, uint16_t id, const char *const *nv,
     const char *body)
 {
-	uint8_t	 params[2048];
-	size_t	 n = 0;
+	struct wire	 w;
 
-	for (; nv[0] != NULL; nv += 2)
-		n += fcgi_nv_encode(params + n, sizeof(params) - n, nv[0],
-		    strlen(nv[0]), nv[1], strlen(nv[1]));
-	ck_assert_uint_le(n, sizeof(params));
-	send_begin(p, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	send_record(p, FCGI_PARAMS, id, params, n);
-	send_record(p, FCGI_PARAMS, id, NULL, 0);
-	if (body != NULL && *body != '\0')
-		send_record(p, FCGI_STDIN, id, body, strlen(body));
-	send_record(p, FCGI_STDIN, id, NULL, 0);
+	w.len = 0;
+	w_begin(&w, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	w_params(&w, id, nv);
+	w_stream(&w, FCGI_STDIN, id, body != NULL ? body : "");
+	peer_send(p, w.b, w.len);
 }
-
-/* Parses what arrived into per-id responses. */
-static void
-peer_parse(struct peer *p)
-{
-	struct fcgi_record	 rec;
-	struct resp		*r;
-	uint32_t		 app;
-	ssize_t			 n;
-	size_t			 off = 0;
-
-	while ((n = fcgi_parse(p->in + off, p->inlen - off, &rec)) > 0) {
-		off += (size_t)n;
-		p->records++;
-		if (rec.hdr.request_id == 0) {
-			p->mgmt_type = rec.hdr.type;
-			p->mgmtlen = rec.hdr.content_length;
-			memcpy(p->mgmt, rec.content, p->mgmtlen);
-			continue;
-		}
-		ck_assert_uint_lt(rec.hdr.request_id, MAX_ID);
-		r = &p->r[rec.hdr.request_id];
-		if (rec.hdr.type == FCGI_STDOUT) {
-			ck_assert(!r->out_ended);
-			if (rec.hdr.content_length == 0)
-				r->out_ended = 1;
-			r->out = realloc(r->out, r->outlen +
-			    rec.hdr.content_length + 1);
-			memcpy(r->out + r->outlen, rec.content,
-			    rec.hdr.content_length);
-			r->outlen += rec.hdr.content_length;
-		} else if (rec.hdr.type == FCGI_END_REQUEST) {
-			ck_assert_int_eq(fcgi_end_decode(rec.content,
-			    rec.hdr.content_length, &app, &r->pstatus), 0);
-			r->ended = 1;
-		}
-	}
-	ck_assert_int_ne(n, -1);
-	memmove(p->in, p->in + off, p->inlen - off);
-	p->inlen -= off;
-}
-
-/* Reads what is there (at most max bytes, 0: all). */
-static void
-peer_read(struct peer *p, size_t max)
-{
-	ssize_t	 n;
-	size_t	 want;
-
-	for (;;) {
-		if (p->incap - p->inlen < 65536) {
-			p->incap = p->incap * 2 + 65536;
-			p->in = realloc(p->in, p->incap);
-		}
-		want = p->incap - p->inlen;
-		if (max > 0 && want > max)
-			want = max;
-		n = read(p->fd, p->in + p->inlen, want);
-		if (n == 0)
-			p->eof = 1;
-		if (n <= 0)
-			break;
-		p->inlen += (size_t)n;
-		p->nread += (size_t)n;
-		if (max > 0)
-			break;
-	}
-	peer_parse(p);
-}
-
-static double
-now_s(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Runs the loop and reads until cond holds or secs pass; returns cond. */
-#define RUN_UNTIL(p, cond, secs) __extension__ ({			\
-	double __end = now_s() + (secs);				\
-	while (!(cond) && now_s() < __end) {				\
-		event_base_loop(base, EVLOOP_NONBLOCK);			\
-		peer_read((p), 0);					\
-		if (!(cond))						\
-			usleep(500);					\
-	}								\
-	(cond);								\
-})
 
 /* Runs the loop for secs without reading from the peer. */
 static void
@@ -368,23 +147,13 @@ run_for(double secs)
 static const uint8_t *
 resp_body(struct resp *r, size_t *len)
 {
-	uint8_t	*e;
+	char	*e;
 
 	ck_assert_ptr_nonnull(r->out);
-	r->out[r->outlen] = '\0';
-	e = (uint8_t *)strstr((char *)r->out, "\r\n\r\n");
+	e = strstr(r->out, "\r\n\r\n");
 	ck_assert_ptr_nonnull(e);
 	*len = r->outlen - (size_t)(e + 4 - r->out);
-	return e + 4;
-}
-
-static int
-resp_status(struct resp *r)
-{
-	ck_assert_ptr_nonnull(r->out);
-	r->out[r->outlen] = '\0';
-	ck_assert(strncmp((char *)r->out, "Status: ", 8) == 0);
-	return atoi((char *)r->out + 8);
+	return (const uint8_t *)e + 4;
 }
 
 /* Whether body holds exactly the first len bytes of the demo pattern. */
@@ -406,7 +175,7 @@ all_ended(const struct peer *p)
 {
 	int	 id;
 
-	for (id = 1; id < MAX_ID; id++)
+	for (id = 1; id < PEER_MAX_ID; id++)
 		if (!p->r[id].ended)
 			return 0;
 	return 1;
@@ -547,11 +316,11 @@ START_TEST(pipelined_answers_overflow_the_stage)
 
 	start();
 	p = peer_new();
-	for (id = 1; id < MAX_ID; id++)
+	for (id = 1; id < PEER_MAX_ID; id++)
 		send_request(p, (uint16_t)id, FCGI_KEEP_CONN,
 		    id % 3 == 0 ? "/hello" : "/big", NULL, 0);
 	ck_assert(RUN_UNTIL(p, all_ended(p), 10));
-	for (id = 1; id < MAX_ID; id++) {
+	for (id = 1; id < PEER_MAX_ID; id++) {
 		ck_assert(p->r[id].out_ended);
 		ck_assert_int_eq(p->r[id].pstatus, FCGI_REQUEST_COMPLETE);
 		b = resp_body(&p->r[id], &len);
