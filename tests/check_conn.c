@@ -573,6 +573,18 @@ send_rest(struct peer *p, uint16_t id, const char *uri)
 	peer_send(p, w.b, w.len);
 }
 
+/* Sends the BEGIN of ids 1 to last, and only then the rest of each /hello. */
+static void
+send_begins_first(struct peer *p, int last)
+{
+	int	 id;
+
+	for (id = 1; id <= last; id++)
+		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	for (id = 1; id <= last; id++)
+		send_rest(p, (uint16_t)id, "/hello");
+}
+
 /* Whether r was refused: END_REQUEST FCGI_OVERLOADED and no STDOUT. */
 static int
 overloaded(const struct resp *r)
@@ -595,10 +607,7 @@ START_TEST(begin_first_beyond_max_reqs)
 	lim.max_reqs = 2;
 	start();
 	p = peer_new();
-	for (id = 1; id < 7; id++)
-		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	for (id = 1; id < 7; id++)
-		send_rest(p, (uint16_t)id, "/hello");
+	send_begins_first(p, 6);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
 	    p->r[6].ended, 3));
 	for (id = 1; id < 3; id++) {
@@ -654,10 +663,7 @@ START_TEST(max_conn_requests_refuses_beyond)
 	lim.max_conn_requests = 2;
 	start();
 	p = peer_new();
-	for (id = 1; id < 5; id++)
-		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	for (id = 1; id < 5; id++)
-		send_rest(p, (uint16_t)id, "/hello");
+	send_begins_first(p, 4);
 	ck_assert(RUN_UNTIL(p, p->eof, 3));
 	for (id = 1; id < 3; id++)
 		ck_assert_str_eq(body_str(&p->r[id]), "Hello World\n");
