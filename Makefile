@@ -200,15 +200,34 @@ tests/bin/bad_producer: tests/bad_producer.c src/libevfcgi.a src/engine/evfcgi.h
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/libevfcgi.a $(LDFLAGS) \
 		$(LIBEVENT_LIBS)
 
-# Each Check suite links the engine, the CGI gateway, the demo routes and
-# the tools' shared modules (the linker takes from the archives what the
-# suite uses); built twice, the second time against the sanitizer flavour.
-SUITE_LIBS = src/demo/app.o tools/libtools.a src/libcgi.a \
+# Each Check suite links the suites' and the tools' shared modules, the
+# engine, the CGI gateway and the demo routes (the linker takes from the
+# archives what the suite uses); built twice, the second time against the
+# sanitizer flavour.
+SUITE_LIBS = tests/libtests.a src/demo/app.o tools/libtools.a src/libcgi.a \
 	src/libevfcgi-internal.a
-SUITE_LIBS_ASAN = src/asan/demo/app.o tools/asan/libtools.a \
-	src/asan/libcgi.a src/asan/libevfcgi.a
+SUITE_LIBS_ASAN = tests/asan/libtests.a src/asan/demo/app.o \
+	tools/asan/libtools.a src/asan/libcgi.a src/asan/libevfcgi.a
 
 TEST_HEADERS = $(wildcard tests/*.h)
+
+# tests/*.c with a .h of their own are modules the suites share (the FastCGI
+# peer of the socketpair suites), archived as the tools' are, in both flavours.
+TEST_LIB_SRCS = $(wildcard $(patsubst %.h,%.c,$(TEST_HEADERS)))
+TEST_LIB_OBJS = $(TEST_LIB_SRCS:.c=.o)
+TEST_LIB_OBJS_ASAN = $(patsubst tests/%.c,tests/asan/%.o,$(TEST_LIB_SRCS))
+
+$(TEST_LIB_OBJS): tests/%.o: tests/%.c $(HEADERS) $(TEST_HEADERS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+$(TEST_LIB_OBJS_ASAN): tests/asan/%.o: tests/%.c $(HEADERS) $(TEST_HEADERS)
+	@mkdir -p tests/asan
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) $(CHECK_CFLAGS) -c -o $@ $<
+tests/libtests.a: $(TEST_LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $(TEST_LIB_OBJS)
+tests/asan/libtests.a: $(TEST_LIB_OBJS_ASAN)
+	rm -f $@
+	ar rcs $@ $(TEST_LIB_OBJS_ASAN)
 
 tests/bin/check_%: tests/check_%.c $(SUITE_LIBS) $(HEADERS) $(TOOL_HEADERS) \
 		$(TEST_HEADERS)
@@ -388,7 +407,8 @@ clean:
 	rm -f src/*.o src/*/*.o src/*.a src/libevfcgi.so* src/evfcgid $(TOOLS) \
 		tools/*.o tools/*.a fuzz/fuzz_conn bench/floor evfcgi.pc \
 		$(EXAMPLES)
-	rm -rf src/asan src/pic tools/asan tests/bin tests/out bench/out
+	rm -f tests/*.o tests/*.a
+	rm -rf src/asan src/pic tools/asan tests/asan tests/bin tests/out bench/out
 
 distclean: clean
 	rm -rf config.mk config.h config.log config.status configure autom4te.cache \

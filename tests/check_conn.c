@@ -6,17 +6,12 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include <netinet/in.h>
-#include <arpa/inet.h>
-
 #include <check.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -25,34 +20,9 @@
 #include "app.h"
 #include "evfcgi.h"
 #include "fcgi_proto.h"
+#include "tests/fcgi_peer.h"
 #include "tests/suite.h"
 
-#define MAX_ID		16
-
-struct resp {
-	uint8_t		*out;		/* STDOUT bytes */
-	size_t		 outlen;
-	int		 out_ended;	/* the empty STDOUT arrived */
-	int		 ended;		/* END_REQUEST arrived */
-	uint8_t		 pstatus;
-};
-
-struct peer {
-	int		 fd;
-	uint8_t		*in;		/* bytes not yet parsed */
-	size_t		 inlen;
-	size_t		 incap;
-	int		 eof;
-	struct resp	 r[MAX_ID];
-	uint8_t		 mgmt[512];	/* content of the last id-0 record */
-	size_t		 mgmtlen;
-	uint8_t		 mgmt_type;
-	size_t		 records;
-	size_t		 nread;		/* bytes read in all */
-};
-
-static struct event_base	*base;
-static struct evfcgi_server	*srv;
 static struct evfcgi_limits	 lim;
 
 static void
@@ -88,133 +58,50 @@ teardown(void)
 	base = NULL;
 }
 
-/* Connects a new peer to the server through a socketpair. */
-static struct peer *
-peer_new(void)
-{
-	struct peer	*p = calloc(1, sizeof(*p));
-	int		 sv[2];
-
-	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	ck_assert_int_eq(evfcgi_adopt(srv, sv[0]), 0);
-	p->fd = sv[1];
-	fcntl(p->fd, F_SETFL, O_NONBLOCK);
-	return p;
-}
-
-/*
- * Connects a new peer over TCP on loopback, its receive buffer set to
- * rcvbuf bytes before connect() (where the kernel counts a reader's
- * progress byte by byte, as it does not across a socketpair).
- */
-static struct peer *
-peer_new_tcp(int rcvbuf)
-{
-	struct peer		*p = calloc(1, sizeof(*p));
-	struct sockaddr_in	 sin;
-	socklen_t		 len = sizeof(sin);
-	int			 lfd, fd;
-
-	ck_assert_ptr_nonnull(p);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_ne(lfd = socket(AF_INET, SOCK_STREAM, 0), -1);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(lfd, 1), 0);
-	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
-	ck_assert_int_ne(p->fd = socket(AF_INET, SOCK_STREAM, 0), -1);
-	ck_assert_int_eq(setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-	    sizeof(rcvbuf)), 0);
-	ck_assert_int_eq(connect(p->fd, (struct sockaddr *)&sin, len), 0);
-	ck_assert_int_ne(fd = accept(lfd, NULL, NULL), -1);
-	close(lfd);
-	ck_assert_int_eq(evfcgi_adopt(srv, fd), 0);
-	fcntl(p->fd, F_SETFL, O_NONBLOCK);
-	return p;
-}
-
-static void
-peer_free(struct peer *p)
-{
-	int	 i;
-
-	close(p->fd);
-	for (i = 0; i < MAX_ID; i++)
-		free(p->r[i].out);
-	free(p->in);
-	free(p);
-}
-
-/* Forgets what arrived for id, to reuse it on a kept connection. */
-static void
-resp_reset(struct peer *p, int id)
-{
-	free(p->r[id].out);
-	memset(&p->r[id], 0, sizeof(p->r[id]));
-}
-
-/* Writes all of buf, running the loop while the socket is full. */
-static void
-peer_send(struct peer *p, const void *buf, size_t len)
-{
-	const uint8_t	*b = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		n = write(p->fd, b, len);
-		if (n == -1 && errno == EAGAIN) {
-			event_base_loop(base, EVLOOP_NONBLOCK);
-			continue;
-		}
-		ck_assert_int_gt(n, 0);
-		b += n;
-		len -= (size_t)n;
-	}
-}
-
-static void
-send_record(struct peer *p, uint8_t type, uint16_t id, const void *data,
-    size_t len)
-{
-	uint8_t	 hdr[8], pad[8] = { 0 };
-
-	fcgi_header_encode(hdr, type, id, (uint16_t)len, fcgi_padding(len));
-	peer_send(p, hdr, 8);
-	if (len > 0)
-		peer_send(p, data, len);
-	peer_send(p, pad, fcgi_padding(len));
-}
-
-static void
-send_begin(struct peer *p, uint16_t id, uint16_t role, uint8_t flags)
-{
-	uint8_t	 b[16];
-
-	fcgi_begin_encode(b, id, role, flags);
-	peer_send(p, b, sizeof(b));
-}
-
 /* Encodes the params for uri (query after '?') into buf; returns length. */
 static size_t
 encode_params(uint8_t *buf, size_t cap, const char *uri, size_t body_len)
 {
 	const char	*q = strchr(uri, '?');
 	char		 cl[32];
-	size_t		 n = 0;
+	const char	*nv[] = { "REQUEST_METHOD", body_len ? "POST" : "GET",
+	    "REQUEST_URI", uri, "QUERY_STRING", q != NULL ? q + 1 : "",
+	    "CONTENT_LENGTH", cl, NULL };
 
 	snprintf(cl, sizeof(cl), "%zu", body_len);
-	n += fcgi_nv_encode(buf + n, cap - n, "REQUEST_METHOD", 14,
-	    body_len ? "POST" : "GET", body_len ? 4 : 3);
-	n += fcgi_nv_encode(buf + n, cap - n, "REQUEST_URI", 11, uri,
-	    strlen(uri));
-	n += fcgi_nv_encode(buf + n, cap - n, "QUERY_STRING", 12,
-	    q != NULL ? q + 1 : "", q != NULL ? strlen(q + 1) : 0);
-	n += fcgi_nv_encode(buf + n, cap - n, "CONTENT_LENGTH", 14, cl,
-	    strlen(cl));
-	ck_assert_uint_le(n, cap);
-	return n;
+	return nv_list(buf, cap, nv);
+}
+
+/* Appends PARAMS for uri announcing body_len bytes of body, their end. */
+static void
+w_uri_params(struct wire *w, uint16_t id, const char *uri, size_t body_len)
+{
+	uint8_t	 params[2048];
+
+	w_record(w, FCGI_PARAMS, id, params,
+	    encode_params(params, sizeof(params), uri, body_len));
+	w_record(w, FCGI_PARAMS, id, NULL, 0);
+}
+
+/* Appends the PARAMS of a GET for uri, their end and the empty STDIN. */
+static void
+w_rest(struct wire *w, uint16_t id, const char *uri)
+{
+	w_uri_params(w, id, uri, 0);
+	w_record(w, FCGI_STDIN, id, NULL, 0);
+}
+
+/* Sends BEGIN and the PARAMS of a request for uri announcing body_len. */
+static void
+send_head(struct peer *p, uint16_t id, uint8_t flags, const char *uri,
+    size_t body_len)
+{
+	struct wire	 w;
+
+	w.len = 0;
+	w_begin(&w, id, FCGI_RESPONDER, flags);
+	w_uri_params(&w, id, uri, body_len);
+	peer_send(p, w.b, w.len);
 }
 
 /* A whole request: BEGIN, PARAMS, empty PARAMS, body in STDIN, empty STDIN. */
@@ -222,14 +109,10 @@ static void
 send_request(struct peer *p, uint16_t id, uint8_t flags, const char *uri,
     const void *body, size_t body_len)
 {
-	uint8_t		 params[2048];
 	const uint8_t	*b = body;
-	size_t		 n, chunk;
+	size_t		 chunk;
 
-	send_begin(p, id, FCGI_RESPONDER, flags);
-	n = encode_params(params, sizeof(params), uri, body_len);
-	send_record(p, FCGI_PARAMS, id, params, n);
-	send_record(p, FCGI_PARAMS, id, NULL, 0);
+	send_head(p, id, flags, uri, body_len);
 	while (body_len > 0) {
 		chunk = body_len < 65535 ? body_len : 65535;
 		send_record(p, FCGI_STDIN, id, b, chunk);
@@ -247,110 +130,14 @@ static void
 send_request_nv(struct peer *p, uint16_t id, const char *const *nv,
     const char *body)
 {
-	uint8_t	 params[2048];
-	size_t	 n = 0;
+	struct wire	 w;
 
-	for (; nv[0] != NULL; nv += 2)
-		n += fcgi_nv_encode(params + n, sizeof(params) - n, nv[0],
-		    strlen(nv[0]), nv[1], strlen(nv[1]));
-	ck_assert_uint_le(n, sizeof(params));
-	send_begin(p, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	send_record(p, FCGI_PARAMS, id, params, n);
-	send_record(p, FCGI_PARAMS, id, NULL, 0);
-	if (body != NULL && *body != '\0')
-		send_record(p, FCGI_STDIN, id, body, strlen(body));
-	send_record(p, FCGI_STDIN, id, NULL, 0);
+	w.len = 0;
+	w_begin(&w, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	w_params(&w, id, nv);
+	w_stream(&w, FCGI_STDIN, id, body != NULL ? body : "");
+	peer_send(p, w.b, w.len);
 }
-
-/* Parses what arrived into per-id responses. */
-static void
-peer_parse(struct peer *p)
-{
-	struct fcgi_record	 rec;
-	struct resp		*r;
-	uint32_t		 app;
-	ssize_t			 n;
-	size_t			 off = 0;
-
-	while ((n = fcgi_parse(p->in + off, p->inlen - off, &rec)) > 0) {
-		off += (size_t)n;
-		p->records++;
-		if (rec.hdr.request_id == 0) {
-			p->mgmt_type = rec.hdr.type;
-			p->mgmtlen = rec.hdr.content_length;
-			memcpy(p->mgmt, rec.content, p->mgmtlen);
-			continue;
-		}
-		ck_assert_uint_lt(rec.hdr.request_id, MAX_ID);
-		r = &p->r[rec.hdr.request_id];
-		if (rec.hdr.type == FCGI_STDOUT) {
-			ck_assert(!r->out_ended);
-			if (rec.hdr.content_length == 0)
-				r->out_ended = 1;
-			r->out = realloc(r->out, r->outlen +
-			    rec.hdr.content_length + 1);
-			memcpy(r->out + r->outlen, rec.content,
-			    rec.hdr.content_length);
-			r->outlen += rec.hdr.content_length;
-		} else if (rec.hdr.type == FCGI_END_REQUEST) {
-			ck_assert_int_eq(fcgi_end_decode(rec.content,
-			    rec.hdr.content_length, &app, &r->pstatus), 0);
-			r->ended = 1;
-		}
-	}
-	ck_assert_int_ne(n, -1);
-	memmove(p->in, p->in + off, p->inlen - off);
-	p->inlen -= off;
-}
-
-/* Reads what is there (at most max bytes, 0: all). */
-static void
-peer_read(struct peer *p, size_t max)
-{
-	ssize_t	 n;
-	size_t	 want;
-
-	for (;;) {
-		if (p->incap - p->inlen < 65536) {
-			p->incap = p->incap * 2 + 65536;
-			p->in = realloc(p->in, p->incap);
-		}
-		want = p->incap - p->inlen;
-		if (max > 0 && want > max)
-			want = max;
-		n = read(p->fd, p->in + p->inlen, want);
-		if (n == 0)
-			p->eof = 1;
-		if (n <= 0)
-			break;
-		p->inlen += (size_t)n;
-		p->nread += (size_t)n;
-		if (max > 0)
-			break;
-	}
-	peer_parse(p);
-}
-
-static double
-now_s(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Runs the loop and reads until cond holds or secs pass; returns cond. */
-#define RUN_UNTIL(p, cond, secs) __extension__ ({			\
-	double __end = now_s() + (secs);				\
-	while (!(cond) && now_s() < __end) {				\
-		event_base_loop(base, EVLOOP_NONBLOCK);			\
-		peer_read((p), 0);					\
-		if (!(cond))						\
-			usleep(500);					\
-	}								\
-	(cond);								\
-})
 
 /* Runs the loop for secs without reading from the peer. */
 static void
@@ -368,23 +155,13 @@ run_for(double secs)
 static const uint8_t *
 resp_body(struct resp *r, size_t *len)
 {
-	uint8_t	*e;
+	char	*e;
 
 	ck_assert_ptr_nonnull(r->out);
-	r->out[r->outlen] = '\0';
-	e = (uint8_t *)strstr((char *)r->out, "\r\n\r\n");
+	e = strstr(r->out, "\r\n\r\n");
 	ck_assert_ptr_nonnull(e);
 	*len = r->outlen - (size_t)(e + 4 - r->out);
-	return e + 4;
-}
-
-static int
-resp_status(struct resp *r)
-{
-	ck_assert_ptr_nonnull(r->out);
-	r->out[r->outlen] = '\0';
-	ck_assert(strncmp((char *)r->out, "Status: ", 8) == 0);
-	return atoi((char *)r->out + 8);
+	return (const uint8_t *)e + 4;
 }
 
 /* Whether body holds exactly the first len bytes of the demo pattern. */
@@ -400,13 +177,25 @@ is_pattern(const uint8_t *body, size_t len)
 	return 1;
 }
 
+/* Asserts that r's body is exactly the first want bytes of the pattern. */
+static void
+pattern_body(struct resp *r, size_t want)
+{
+	const uint8_t	*b;
+	size_t		 len;
+
+	b = resp_body(r, &len);
+	ck_assert_uint_eq(len, want);
+	ck_assert(is_pattern(b, len));
+}
+
 /* Whether every id from 1 has its END_REQUEST. */
 static int
 all_ended(const struct peer *p)
 {
 	int	 id;
 
-	for (id = 1; id < MAX_ID; id++)
+	for (id = 1; id < PEER_MAX_ID; id++)
 		if (!p->r[id].ended)
 			return 0;
 	return 1;
@@ -419,6 +208,15 @@ stats(void)
 
 	evfcgi_get_stats(srv, &st);
 	return st;
+}
+
+/* Starts the server with h routed at path; returns a new peer of it. */
+static struct peer *
+start_route(const char *path, evfcgi_handler h)
+{
+	start();
+	ck_assert_int_eq(evfcgi_route(srv, path, h, NULL), 0);
+	return peer_new();
 }
 
 START_TEST(hello_then_close)
@@ -470,9 +268,8 @@ START_TEST(sizes_at_record_boundaries)
 	static const size_t	 sizes[] = { 0, 1, 7, 8, 9, 65527, 65528,
 	    65529, 65535, 65536, 65537, 131056, 131057, 96256, 300001 };
 	struct peer		*p;
-	const uint8_t		*b;
 	char			 uri[64];
-	size_t			 i, len;
+	size_t			 i;
 
 	start();
 	p = peer_new();
@@ -482,9 +279,7 @@ START_TEST(sizes_at_record_boundaries)
 		    "stream", sizes[i]);
 		send_request(p, 1, FCGI_KEEP_CONN, uri, NULL, 0);
 		ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
-		b = resp_body(&p->r[1], &len);
-		ck_assert_uint_eq(len, sizes[i]);
-		ck_assert(is_pattern(b, len));
+		pattern_body(&p->r[1], sizes[i]);
 	}
 	peer_free(p);
 }
@@ -521,9 +316,7 @@ START_TEST(multiplexed_ids)
 	send_record(p, FCGI_STDIN, 3, NULL, 0);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
 	    p->r[3].ended, 5));
-	b = resp_body(&p->r[1], &len);
-	ck_assert_uint_eq(len, 700000);
-	ck_assert(is_pattern(b, len));
+	pattern_body(&p->r[1], 700000);
 	b = resp_body(&p->r[2], &len);
 	ck_assert_int_eq(memcmp(b, "Hello World\n", 12), 0);
 	b = resp_body(&p->r[3], &len);
@@ -547,21 +340,19 @@ START_TEST(pipelined_answers_overflow_the_stage)
 
 	start();
 	p = peer_new();
-	for (id = 1; id < MAX_ID; id++)
+	for (id = 1; id < PEER_MAX_ID; id++)
 		send_request(p, (uint16_t)id, FCGI_KEEP_CONN,
 		    id % 3 == 0 ? "/hello" : "/big", NULL, 0);
 	ck_assert(RUN_UNTIL(p, all_ended(p), 10));
-	for (id = 1; id < MAX_ID; id++) {
+	for (id = 1; id < PEER_MAX_ID; id++) {
 		ck_assert(p->r[id].out_ended);
 		ck_assert_int_eq(p->r[id].pstatus, FCGI_REQUEST_COMPLETE);
-		b = resp_body(&p->r[id], &len);
 		if (id % 3 == 0) {
+			b = resp_body(&p->r[id], &len);
 			ck_assert_uint_eq(len, 12);
 			ck_assert_int_eq(memcmp(b, "Hello World\n", 12), 0);
-		} else {
-			ck_assert_uint_eq(len, APP_BIG_SIZE);
-			ck_assert(is_pattern(b, len));
-		}
+		} else
+			pattern_body(&p->r[id], APP_BIG_SIZE);
 	}
 	ck_assert_uint_eq(stats().bytes_written, p->nread);
 	ck_assert_uint_eq(stats().closed_on_error, 0);
@@ -587,9 +378,7 @@ START_TEST(partial_write_queues_the_rest)
 	ck_assert_uint_gt(stats().bytes_written, 0);
 	ck_assert_uint_lt(stats().bytes_written, APP_BIG_SIZE);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
-	b = resp_body(&p->r[1], &len);
-	ck_assert_uint_eq(len, APP_BIG_SIZE);
-	ck_assert(is_pattern(b, len));
+	pattern_body(&p->r[1], APP_BIG_SIZE);
 	send_request(p, 2, FCGI_KEEP_CONN, "/hello", NULL, 0);
 	ck_assert(RUN_UNTIL(p, p->r[2].ended, 5));
 	b = resp_body(&p->r[2], &len);
@@ -628,8 +417,6 @@ START_TEST(watermark_pause_and_resume)
 {
 	struct peer		*p;
 	struct evfcgi_stats	 st;
-	const uint8_t		*b;
-	size_t			 len;
 
 	lim.high_water = 64 * 1024;
 	lim.low_water = 16 * 1024;
@@ -654,9 +441,7 @@ START_TEST(watermark_pause_and_resume)
 	ck_assert(!p->r[2].ended);
 	/* Reading resumes everything; both complete, the body intact. */
 	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 10));
-	b = resp_body(&p->r[1], &len);
-	ck_assert_uint_eq(len, 8000000);
-	ck_assert(is_pattern(b, len));
+	pattern_body(&p->r[1], 8000000);
 	ck_assert_int_eq(resp_status(&p->r[2]), 200);
 	st = stats();
 	ck_assert_uint_eq(st.bytes_queued, 0);
@@ -694,23 +479,32 @@ START_TEST(global_cap_answers_503)
 }
 END_TEST
 
+/*
+ * Sends GET_VALUES as id for the names of the name, value list q (values
+ * empty) and waits for the result, in p->mgmt.
+ */
+static void
+get_values_of(struct peer *p, uint16_t id, const char *const *q)
+{
+	uint8_t	 b[128];
+
+	send_record(p, FCGI_GET_VALUES, id, b, nv_list(b, sizeof(b), q));
+	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_GET_VALUES_RESULT, 2));
+}
+
 START_TEST(get_values)
 {
 	struct peer	*p;
-	uint8_t		 q[128];
+	static const char *const q[] = { "FCGI_MAX_CONNS", "",
+	    "FCGI_NOT_A_NAME", "", "FCGI_MAX_REQS", "", "FCGI_MPXS_CONNS", "",
+	    NULL };
 	char		 got[512];
-	size_t		 n = 0;
 
 	lim.max_conns = 77;
 	lim.max_reqs = 3;
 	start();
 	p = peer_new();
-	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MAX_CONNS", 14, "", 0);
-	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_NOT_A_NAME", 15, "", 0);
-	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MAX_REQS", 13, "", 0);
-	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MPXS_CONNS", 15, "", 0);
-	send_record(p, FCGI_GET_VALUES, 0, q, n);
-	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_GET_VALUES_RESULT, 2));
+	get_values_of(p, 0, q);
 	memcpy(got, p->mgmt, p->mgmtlen);
 	got[p->mgmtlen] = '\0';
 	/* FCGI_MAX_REQS is what one connection takes, not all of them. */
@@ -729,17 +523,14 @@ END_TEST
 START_TEST(get_values_max_conn_requests)
 {
 	struct peer	*p;
-	uint8_t		 q[128];
-	size_t		 n = 0;
+	static const char *const q[] = { "FCGI_MAX_REQS", "",
+	    "FCGI_MPXS_CONNS", "", NULL };
 
 	lim.max_reqs = 8;
 	lim.max_conn_requests = 1;
 	start();
 	p = peer_new();
-	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MAX_REQS", 13, "", 0);
-	n += fcgi_nv_encode(q + n, sizeof(q) - n, "FCGI_MPXS_CONNS", 15, "", 0);
-	send_record(p, FCGI_GET_VALUES, 0, q, n);
-	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_GET_VALUES_RESULT, 2));
+	get_values_of(p, 0, q);
 	ck_assert_uint_eq(p->mgmtlen, 2 + 13 + 1 + 2 + 15 + 1);
 	ck_assert(memcmp(p->mgmt + 2, "FCGI_MAX_REQS1", 14) == 0);
 	ck_assert(memcmp(p->mgmt + 18, "FCGI_MPXS_CONNS0", 16) == 0);
@@ -775,13 +566,23 @@ static const char *body_str(struct resp *);
 static void
 send_rest(struct peer *p, uint16_t id, const char *uri)
 {
-	uint8_t	 params[2048];
-	size_t	 n;
+	struct wire	 w;
 
-	n = encode_params(params, sizeof(params), uri, 0);
-	send_record(p, FCGI_PARAMS, id, params, n);
-	send_record(p, FCGI_PARAMS, id, NULL, 0);
-	send_record(p, FCGI_STDIN, id, NULL, 0);
+	w.len = 0;
+	w_rest(&w, id, uri);
+	peer_send(p, w.b, w.len);
+}
+
+/* Sends the BEGIN of ids 1 to last, and only then the rest of each /hello. */
+static void
+send_begins_first(struct peer *p, int last)
+{
+	int	 id;
+
+	for (id = 1; id <= last; id++)
+		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	for (id = 1; id <= last; id++)
+		send_rest(p, (uint16_t)id, "/hello");
 }
 
 /* Whether r was refused: END_REQUEST FCGI_OVERLOADED and no STDOUT. */
@@ -806,10 +607,7 @@ START_TEST(begin_first_beyond_max_reqs)
 	lim.max_reqs = 2;
 	start();
 	p = peer_new();
-	for (id = 1; id < 7; id++)
-		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	for (id = 1; id < 7; id++)
-		send_rest(p, (uint16_t)id, "/hello");
+	send_begins_first(p, 6);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
 	    p->r[6].ended, 3));
 	for (id = 1; id < 3; id++) {
@@ -865,10 +663,7 @@ START_TEST(max_conn_requests_refuses_beyond)
 	lim.max_conn_requests = 2;
 	start();
 	p = peer_new();
-	for (id = 1; id < 5; id++)
-		send_begin(p, (uint16_t)id, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	for (id = 1; id < 5; id++)
-		send_rest(p, (uint16_t)id, "/hello");
+	send_begins_first(p, 4);
 	ck_assert(RUN_UNTIL(p, p->eof, 3));
 	for (id = 1; id < 3; id++)
 		ck_assert_str_eq(body_str(&p->r[id]), "Hello World\n");
@@ -898,6 +693,20 @@ START_TEST(max_conn_requests_pipelined)
 }
 END_TEST
 
+/* Asserts that ids 1 to last were answered, each with len body bytes. */
+static void
+answered(struct peer *p, int last, size_t len)
+{
+	size_t	 got;
+	int	 id;
+
+	for (id = 1; id <= last; id++) {
+		ck_assert_msg(p->r[id].ended, "request %d not answered", id);
+		resp_body(&p->r[id], &got);
+		ck_assert_uint_eq(got, len);
+	}
+}
+
 /*
  * Requests waiting unread in the input of a connection paused above its
  * high mark are answered in a drain, and in full, before it closes.
@@ -905,7 +714,6 @@ END_TEST
 START_TEST(drain_answers_paused_input)
 {
 	struct peer	*p;
-	size_t		 len;
 	int		 id;
 
 	/* Each answer is queued whole; the second passes the high mark. */
@@ -922,11 +730,7 @@ START_TEST(drain_answers_paused_input)
 	ck_assert_uint_lt(stats().requests_total, 12);
 	evfcgi_drain(srv);
 	ck_assert(RUN_UNTIL(p, p->eof, 10));
-	for (id = 1; id < 13; id++) {
-		ck_assert_msg(p->r[id].ended, "request %d not answered", id);
-		resp_body(&p->r[id], &len);
-		ck_assert_uint_eq(len, 40000);
-	}
+	answered(p, 12, 40000);
 	peer_free(p);
 }
 END_TEST
@@ -935,7 +739,6 @@ END_TEST
 START_TEST(eof_after_requests_answers_them)
 {
 	struct peer	*p;
-	size_t		 len;
 	int		 id;
 
 	lim.high_water = 8 * 1024;
@@ -948,11 +751,7 @@ START_TEST(eof_after_requests_answers_them)
 		send_request(p, (uint16_t)id, FCGI_KEEP_CONN, "/big", NULL, 0);
 	ck_assert_int_eq(shutdown(p->fd, SHUT_WR), 0);
 	ck_assert(RUN_UNTIL(p, p->eof, 10));
-	for (id = 1; id < 9; id++) {
-		ck_assert_msg(p->r[id].ended, "request %d not answered", id);
-		resp_body(&p->r[id], &len);
-		ck_assert_uint_eq(len, 96256);
-	}
+	answered(p, 8, 96256);
 	peer_free(p);
 }
 END_TEST
@@ -975,14 +774,11 @@ END_TEST
 START_TEST(get_values_with_an_id)
 {
 	struct peer	*p;
-	uint8_t		 q[64];
-	size_t		 n;
+	static const char *const q[] = { "FCGI_MPXS_CONNS", "", NULL };
 
 	start();
 	p = peer_new();
-	n = fcgi_nv_encode(q, sizeof(q), "FCGI_MPXS_CONNS", 15, "", 0);
-	send_record(p, FCGI_GET_VALUES, 5, q, n);
-	ck_assert(RUN_UNTIL(p, p->mgmt_type == FCGI_GET_VALUES_RESULT, 2));
+	get_values_of(p, 5, q);
 	send_request(p, 1, 0, "/hello", NULL, 0);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
 	ck_assert_int_eq(resp_status(&p->r[1]), 200);
@@ -1069,8 +865,7 @@ START_TEST(input_cap_answers_503)
 	    "REQUEST_URI", "/echo", NULL };
 	static char	 body[80000], chunk[30001];
 	struct peer	*a, *b;
-	uint8_t		 params[512];
-	size_t		 n, len;
+	size_t		 len;
 
 	lim.max_input = 100 * 1024;
 	lim.max_body = 1024 * 1024;
@@ -1080,10 +875,7 @@ START_TEST(input_cap_answers_503)
 	a = peer_new();
 	b = peer_new();
 	/* a announces 80000 bytes and sends the first 10000 of them. */
-	send_begin(a, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	n = encode_params(params, sizeof(params), "/echo", sizeof(body));
-	send_record(a, FCGI_PARAMS, 1, params, n);
-	send_record(a, FCGI_PARAMS, 1, NULL, 0);
+	send_head(a, 1, FCGI_KEEP_CONN, "/echo", sizeof(body));
 	send_record(a, FCGI_STDIN, 1, body, 10000);
 	run_for(0.1);
 	ck_assert_uint_ge(stats().bytes_input, sizeof(body));
@@ -1157,8 +949,7 @@ START_TEST(params_split_byte_by_byte)
 	struct peer	*p;
 	uint8_t		 params[4096], rec[16];
 	char		 cookie[1000];
-	const uint8_t	*b;
-	size_t		 n, i, len;
+	size_t		 n, i;
 
 	memset(cookie, 'c', sizeof(cookie));
 	start();
@@ -1185,59 +976,30 @@ START_TEST(params_split_byte_by_byte)
 	send_record(p, FCGI_PARAMS, 1, NULL, 0);
 	send_record(p, FCGI_STDIN, 1, NULL, 0);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
-	b = resp_body(&p->r[1], &len);
-	ck_assert_uint_eq(len, 77);
-	ck_assert(is_pattern(b, len));
+	pattern_body(&p->r[1], 77);
 	peer_free(p);
 }
 END_TEST
-
-/* Appends a record of type for id with len bytes at data to buf at *n. */
-static void
-put_record(uint8_t *buf, size_t cap, size_t *n, uint8_t type, uint16_t id,
-    const void *data, size_t len)
-{
-	uint8_t	 pad = fcgi_padding(len);
-
-	ck_assert_uint_le(*n + FCGI_HEADER_LEN + len + pad, cap);
-	fcgi_header_encode(buf + *n, type, id, (uint16_t)len, pad);
-	if (len > 0)
-		memcpy(buf + *n + FCGI_HEADER_LEN, data, len);
-	memset(buf + *n + FCGI_HEADER_LEN + len, 0, pad);
-	*n += FCGI_HEADER_LEN + len + pad;
-}
 
 /*
  * Requests 1 to 4 begun before any of them has its PARAMS, with max_reqs
  * 2: 3 and 4 refused, their records among the others' dropped.
  */
-static size_t
-begin_first_stream(uint8_t *buf, size_t cap)
+static void
+begin_first_stream(struct wire *w)
 {
 	static const uint16_t	 order[] = { 3, 0, 4, 1, 2 };
-	uint8_t			 params[512];
-	size_t			 n = 0, plen, i;
+	size_t			 i;
 	uint16_t		 id;
 
-	plen = encode_params(params, sizeof(params), "/hello", 0);
-	for (id = 1; id < 4; id++) {
-		ck_assert_uint_le(n + 16, cap);
-		fcgi_begin_encode(buf + n, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
-		n += 16;
-	}
+	for (id = 1; id < 4; id++)
+		w_begin(w, id, FCGI_RESPONDER, FCGI_KEEP_CONN);
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		if ((id = order[i]) == 0) {
-			ck_assert_uint_le(n + 16, cap);
-			fcgi_begin_encode(buf + n, 4, FCGI_RESPONDER,
-			    FCGI_KEEP_CONN);
-			n += 16;
-			continue;
-		}
-		put_record(buf, cap, &n, FCGI_PARAMS, id, params, plen);
-		put_record(buf, cap, &n, FCGI_PARAMS, id, NULL, 0);
-		put_record(buf, cap, &n, FCGI_STDIN, id, NULL, 0);
+		if ((id = order[i]) == 0)
+			w_begin(w, 4, FCGI_RESPONDER, FCGI_KEEP_CONN);
+		else
+			w_rest(w, id, "/hello");
 	}
-	return n;
 }
 
 /*
@@ -1248,19 +1010,20 @@ begin_first_stream(uint8_t *buf, size_t cap)
 START_TEST(begin_first_every_prefix)
 {
 	struct peer	*p;
-	uint8_t		 buf[2048];
+	struct wire	 w = { .len = 0 };
 	size_t		 len, cut;
 	int		 id, i;
 
 	lim.max_reqs = 2;
 	start();
-	len = begin_first_stream(buf, sizeof(buf));
+	begin_first_stream(&w);
+	len = w.len;
 	for (cut = 0; cut <= len; cut++) {
 		p = peer_new();
-		peer_send(p, buf, cut);
+		peer_send(p, w.b, cut);
 		for (i = 0; i < 3; i++)
 			event_base_loop(base, EVLOOP_NONBLOCK);
-		peer_send(p, buf + cut, len - cut);
+		peer_send(p, w.b + cut, len - cut);
 		ck_assert_msg(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended &&
 		    p->r[3].ended && p->r[4].ended, 2), "cut at %zu", cut);
 		ck_assert_str_eq(body_str(&p->r[1]), "Hello World\n");
@@ -1270,7 +1033,7 @@ START_TEST(begin_first_every_prefix)
 		peer_free(p);
 
 		p = peer_new();
-		peer_send(p, buf, cut);
+		peer_send(p, w.b, cut);
 		ck_assert_int_eq(shutdown(p->fd, SHUT_WR), 0);
 		ck_assert_msg(RUN_UNTIL(p, p->eof, 2), "cut at %zu", cut);
 		for (id = 1; id < 3; id++)
@@ -1383,8 +1146,7 @@ END_TEST
 START_TEST(body_too_large_413)
 {
 	struct peer	*p;
-	uint8_t		 params[512], body[5000] = { 0 };
-	size_t		 n;
+	uint8_t		 body[5000] = { 0 };
 
 	lim.max_body = 4096;
 	start();
@@ -1394,10 +1156,7 @@ START_TEST(body_too_large_413)
 	ck_assert(RUN_UNTIL(p, p->r[1].ended, 2));
 	ck_assert_int_eq(resp_status(&p->r[1]), 413);
 	/* Announced small, sent large. */
-	send_begin(p, 2, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	n = encode_params(params, sizeof(params), "/echo", 10);
-	send_record(p, FCGI_PARAMS, 2, params, n);
-	send_record(p, FCGI_PARAMS, 2, NULL, 0);
+	send_head(p, 2, FCGI_KEEP_CONN, "/echo", 10);
 	send_record(p, FCGI_STDIN, 2, body, sizeof(body));
 	send_record(p, FCGI_STDIN, 2, NULL, 0);
 	ck_assert(RUN_UNTIL(p, p->r[2].ended, 2));
@@ -1855,6 +1614,19 @@ push(struct peer *p, const uint8_t *b, size_t len, size_t *off, double secs)
 	return *off == len;
 }
 
+/* Sends all of a streamed POST's records (stream_records) within secs. */
+static void
+post_stream(struct peer *p, uint16_t id, const char *uri, size_t len,
+    int known, double secs)
+{
+	uint8_t	*b;
+	size_t	 blen, off = 0;
+
+	b = stream_records(id, uri, len, known, &blen);
+	ck_assert(push(p, b, blen, &off, secs));
+	free(b);
+}
+
 /*
  * A streamed body the handler does not take: the connection stops reading
  * at a watermark, whatever the body's size; taken, reading resumes and the
@@ -1911,21 +1683,18 @@ END_TEST
  */
 START_TEST(stream_64mib_bounded)
 {
-	uint8_t		*b;
-	size_t		 len, off = 0, total = 64u << 20;
+	size_t		 total = 64u << 20;
 	char		 want[64];
 
 	lim.max_body = 1 << 20;
 	start();
 	struct peer *p = peer_new();
-	b = stream_records(1, "/upload", total, 0, &len);
-	ck_assert(push(p, b, len, &off, 20));
+	post_stream(p, 1, "/upload", total, 0, 20);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
 	ck_assert_int_eq(resp_status(&p->r[1]), 200);
 	snprintf(want, sizeof(want), " %zu\n", total);
 	ck_assert_ptr_nonnull(strstr(body_str(&p->r[1]), want));
 	ck_assert_uint_le(stats().peak_bytes_input, lim.low_water + 65535 + 512);
-	free(b);
 	peer_free(p);
 }
 END_TEST
@@ -1936,9 +1705,6 @@ END_TEST
  */
 START_TEST(stream_body_limit)
 {
-	uint8_t		*b;
-	size_t		 len, off = 0;
-
 	memset(&sb, 0, sizeof(sb));
 	sb.limit = 100000;
 	start();
@@ -1946,24 +1712,19 @@ START_TEST(stream_body_limit)
 	    NULL, sb_handler, NULL), 0);
 	struct peer *p = peer_new();
 	sb.take = 1;
-	b = stream_records(1, "/lim", 200000, 1, &len);
-	ck_assert(push(p, b, len, &off, 5));
+	post_stream(p, 1, "/lim", 200000, 1, 5);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
 	ck_assert_int_eq(resp_status(&p->r[1]), 413);
 	ck_assert_int_eq(sb.aborted, 0);
-	free(b);
-	off = 0;
 	memset(&sb, 0, sizeof(sb));
 	sb.limit = 100000;
 	sb.take = 1;
-	b = stream_records(2, "/lim", 200000, 0, &len);
-	ck_assert(push(p, b, len, &off, 5));
+	post_stream(p, 2, "/lim", 200000, 0, 5);
 	ck_assert(RUN_UNTIL(p, p->r[2].ended, 5));
 	ck_assert_int_eq(resp_status(&p->r[2]), 413);
 	ck_assert_int_eq(sb.aborted, 1);
 	ck_assert_int_eq(sb.done, 0);
 	ck_assert_uint_eq(stats().bytes_input, 0);
-	free(b);
 	ck_assert_str_eq(body_str(ask(p, 3, "/hello", NULL)), "Hello World\n");
 	peer_free(p);
 }
@@ -2057,8 +1818,7 @@ late_body(struct evfcgi_req *req, struct evbuffer *b, int done, void *arg)
 START_TEST(late_on_body_kicks)
 {
 	struct peer	*p;
-	uint8_t		*b;
-	size_t		 len, off, i;
+	size_t		 i;
 	char		 uri[32];
 
 	memset(late_req, 0, sizeof(late_req));
@@ -2071,11 +1831,7 @@ START_TEST(late_on_body_kicks)
 	p = peer_new();
 	for (i = 0; i < 8; i++) {
 		snprintf(uri, sizeof(uri), "/late/%zu", i);
-		b = stream_records((uint16_t)(i + 1), uri, 1000 * (i + 1), 1,
-		    &len);
-		off = 0;
-		ck_assert(push(p, b, len, &off, 5));
-		free(b);
+		post_stream(p, (uint16_t)(i + 1), uri, 1000 * (i + 1), 1, 5);
 	}
 	run_for(0.1);
 	for (i = 0; i < 8; i++) {
@@ -2138,9 +1894,7 @@ START_TEST(body_from_fd)
 	for (i = 0; i < (3u << 20); i++)
 		fputc(line[i % 64], f);
 	fclose(f);
-	start();
-	ck_assert_int_eq(evfcgi_route(srv, "/file", h_file, NULL), 0);
-	p = peer_new();
+	p = start_route("/file", h_file);
 	send_request(p, 1, FCGI_KEEP_CONN, "/file", NULL, 0);
 	run_for(0.2);
 	/* Unread, it holds about a watermark, not the file. */
@@ -2203,9 +1957,7 @@ START_TEST(async_answer_and_abort)
 	struct peer	*p;
 
 	async_aborted = 0;
-	start();
-	ck_assert_int_eq(evfcgi_route(srv, "/async", h_async, NULL), 0);
-	p = peer_new();
+	p = start_route("/async", h_async);
 	ck_assert_str_eq(body_str(ask(p, 1, "/async", NULL)), "later");
 	ck_assert_int_eq(async_aborted, 0);
 	send_request(p, 2, FCGI_KEEP_CONN, "/async", NULL, 0);
@@ -2376,9 +2128,7 @@ START_TEST(producer_writing_nothing_waits)
 	for (need = 0; need < 2; need++) {
 		memset(&pb, 0, sizeof(pb));
 		pb.need = need;
-		start();
-		ck_assert_int_eq(evfcgi_route(srv, "/lines", h_lines, NULL), 0);
-		p = peer_new();
+		p = start_route("/lines", h_lines);
 		send_request(p, 1, 0, "/lines?500", NULL, 0);
 		run_for(0.05);
 		ck_assert_double_lt(hello_time(), 1.0);
@@ -2409,9 +2159,7 @@ START_TEST(short_body_closes_kept_conn)
 	struct peer	*p;
 	size_t		 len;
 
-	start();
-	ck_assert_int_eq(evfcgi_route(srv, "/declared", h_declared, NULL), 0);
-	p = peer_new();
+	p = start_route("/declared", h_declared);
 	ck_assert_str_eq(body_str(ask(p, 1, "/declared", NULL)), "0123456789");
 	run_for(0.05);
 	peer_read(p, 0);
@@ -2442,9 +2190,7 @@ START_TEST(producer_idle_called_next_turn)
 	struct peer	*p;
 
 	memset(&pb, 0, sizeof(pb));
-	start();
-	ck_assert_int_eq(evfcgi_route(srv, "/poll", h_poll, NULL), 0);
-	p = peer_new();
+	p = start_route("/poll", h_poll);
 	send_request(p, 1, 0, "/poll", NULL, 0);
 	ck_assert(RUN_UNTIL(p, p->r[1].ended, 5));
 	ck_assert_int_eq(pb.calls, 20);
@@ -2463,9 +2209,7 @@ START_TEST(producer_without_end_bounded)
 	struct peer	*p;
 
 	memset(&pb, 0, sizeof(pb));
-	start();
-	ck_assert_int_eq(evfcgi_route(srv, "/endless", h_endless, NULL), 0);
-	p = peer_new();
+	p = start_route("/endless", h_endless);
 	send_request(p, 1, 0, "/endless", NULL, 0);
 	ck_assert(RUN_UNTIL(p, p->nread > (4u << 20), 10));
 	ck_assert_int_gt(pb.calls, 1);
@@ -2494,9 +2238,7 @@ START_TEST(head_producer_runs_once)
 	double		 t0;
 
 	memset(&pb, 0, sizeof(pb));
-	start();
-	ck_assert_int_eq(evfcgi_route(srv, "/endless", h_endless, NULL), 0);
-	p = peer_new();
+	p = start_route("/endless", h_endless);
 	t0 = now_s();
 	send_request_nv(p, 1, stream, NULL);
 	send_request_nv(p, 2, endless, NULL);

@@ -8,13 +8,10 @@
 #include <sys/types.h>
 
 #include <check.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -22,34 +19,11 @@
 
 #include "evfcgi.h"
 #include "fcgi_proto.h"
+#include "tests/fcgi_peer.h"
 #include "tests/suite.h"
 
 #define MAX_ID	4
 
-/* Bytes to send, built record by record. */
-struct wire {
-	uint8_t	 b[1 << 16];
-	size_t	 len;
-};
-
-struct resp {
-	char	 out[8192];	/* STDOUT, NUL-ended */
-	size_t	 outlen;
-	int	 nout;		/* STDOUT records with content */
-	int	 ended;		/* END_REQUEST came */
-	uint8_t	 pstatus;
-};
-
-struct peer {
-	int		 fd;
-	uint8_t		 in[1 << 16];
-	size_t		 inlen;
-	int		 eof;
-	struct resp	 r[MAX_ID];
-};
-
-static struct event_base	*base;
-static struct evfcgi_server	*srv;
 static struct evfcgi_limits	 lim;
 static int			 var_rc[8];	/* h_badvar's results */
 
@@ -58,6 +32,8 @@ setup(void)
 {
 	evfcgi_limits_default(&lim);
 	lim.sndbuf = 0;
+	/* No test here asks for a management record, nor uses an id past 3. */
+	peer_ids(1, MAX_ID);
 	memset(var_rc, 0, sizeof(var_rc));
 }
 
@@ -158,170 +134,6 @@ start(const char *roles)
 	if (strchr(roles, 'f') != NULL)
 		ck_assert_int_eq(evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX |
 		    EVFCGI_ROUTE_FILTER, NULL, h_filter, NULL), 0);
-}
-
-static struct peer *
-peer_new(void)
-{
-	struct peer	*p = calloc(1, sizeof(*p));
-	int		 sv[2];
-
-	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	ck_assert_int_eq(evfcgi_adopt(srv, sv[0]), 0);
-	p->fd = sv[1];
-	fcntl(p->fd, F_SETFL, O_NONBLOCK);
-	return p;
-}
-
-static void
-peer_free(struct peer *p)
-{
-	close(p->fd);
-	free(p);
-}
-
-static void
-w_record(struct wire *w, uint8_t type, uint16_t id, const void *data,
-    size_t len)
-{
-	size_t	 pad = fcgi_padding(len);
-
-	ck_assert_uint_le(w->len + 8 + len + pad, sizeof(w->b));
-	fcgi_header_encode(w->b + w->len, type, id, (uint16_t)len,
-	    (uint8_t)pad);
-	if (len > 0)
-		memcpy(w->b + w->len + 8, data, len);
-	memset(w->b + w->len + 8 + len, 0, pad);
-	w->len += 8 + len + pad;
-}
-
-static void
-w_begin(struct wire *w, uint16_t id, uint16_t role, uint8_t flags)
-{
-	ck_assert_uint_le(w->len + 16, sizeof(w->b));
-	fcgi_begin_encode(w->b + w->len, id, role, flags);
-	w->len += 16;
-}
-
-/* PARAMS from the NULL-ended name, value list nv, and their end. */
-static void
-w_params(struct wire *w, uint16_t id, const char *const *nv)
-{
-	uint8_t	 b[2048];
-	size_t	 n = 0;
-
-	for (; nv[0] != NULL; nv += 2)
-		n += fcgi_nv_encode(b + n, sizeof(b) - n, nv[0],
-		    strlen(nv[0]), nv[1], strlen(nv[1]));
-	ck_assert_uint_le(n, sizeof(b));
-	w_record(w, FCGI_PARAMS, id, b, n);
-	w_record(w, FCGI_PARAMS, id, NULL, 0);
-}
-
-/* A stream of type: s in one record (none when empty), then its end. */
-static void
-w_stream(struct wire *w, uint8_t type, uint16_t id, const char *s)
-{
-	if (*s != '\0')
-		w_record(w, type, id, s, strlen(s));
-	w_record(w, type, id, NULL, 0);
-}
-
-/* Writes len bytes of w from off, running the loop while it is full. */
-static void
-peer_send(struct peer *p, const struct wire *w, size_t off, size_t len)
-{
-	ssize_t	 n;
-
-	while (len > 0) {
-		n = write(p->fd, w->b + off, len);
-		if (n == -1 && errno == EAGAIN) {
-			event_base_loop(base, EVLOOP_NONBLOCK);
-			continue;
-		}
-		ck_assert_int_gt(n, 0);
-		off += (size_t)n;
-		len -= (size_t)n;
-	}
-}
-
-/* Reads and parses what is there into p's responses. */
-static void
-peer_read(struct peer *p)
-{
-	struct fcgi_record	 rec;
-	struct resp		*r;
-	uint32_t		 app;
-	ssize_t			 n;
-	size_t			 off = 0;
-
-	while ((n = read(p->fd, p->in + p->inlen,
-	    sizeof(p->in) - p->inlen)) > 0)
-		p->inlen += (size_t)n;
-	if (n == 0)
-		p->eof = 1;
-	while ((n = fcgi_parse(p->in + off, p->inlen - off, &rec)) > 0) {
-		off += (size_t)n;
-		ck_assert_uint_gt(rec.hdr.request_id, 0);
-		ck_assert_uint_lt(rec.hdr.request_id, MAX_ID);
-		r = &p->r[rec.hdr.request_id];
-		if (rec.hdr.type == FCGI_STDOUT) {
-			ck_assert_uint_lt(r->outlen + rec.hdr.content_length,
-			    sizeof(r->out));
-			memcpy(r->out + r->outlen, rec.content,
-			    rec.hdr.content_length);
-			r->outlen += rec.hdr.content_length;
-			r->out[r->outlen] = '\0';
-			r->nout += rec.hdr.content_length > 0;
-		} else if (rec.hdr.type == FCGI_END_REQUEST) {
-			ck_assert_int_eq(fcgi_end_decode(rec.content,
-			    rec.hdr.content_length, &app, &r->pstatus), 0);
-			r->ended = 1;
-		}
-	}
-	ck_assert_int_ne(n, -1);
-	memmove(p->in, p->in + off, p->inlen - off);
-	p->inlen -= off;
-}
-
-static double
-now_s(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Runs the loop and reads until cond holds or secs pass; returns cond. */
-#define RUN_UNTIL(p, cond, secs) __extension__ ({			\
-	double __end = now_s() + (secs);				\
-	while (!(cond) && now_s() < __end) {				\
-		event_base_loop(base, EVLOOP_NONBLOCK);			\
-		peer_read(p);						\
-		if (!(cond))						\
-			usleep(200);					\
-	}								\
-	(cond);								\
-})
-
-/* Sends all of w on a new peer and waits for id's END_REQUEST. */
-static struct peer *
-exchange(const struct wire *w, int id)
-{
-	struct peer	*p = peer_new();
-
-	peer_send(p, w, 0, w->len);
-	ck_assert_msg(RUN_UNTIL(p, p->r[id].ended, 5), "no END_REQUEST");
-	return p;
-}
-
-static int
-resp_status(const struct resp *r)
-{
-	ck_assert_msg(strncmp(r->out, "Status: ", 8) == 0, "got '%s'", r->out);
-	return atoi(r->out + 8);
 }
 
 static const char *const auth_ok[] = { "REQUEST_METHOD", "GET",
@@ -522,7 +334,7 @@ START_TEST(filter_stdin_and_data)
 	ck_assert(!p->r[2].ended);	/* its STDIN has not ended */
 	w.len = 0;
 	w_record(&w, FCGI_STDIN, 2, NULL, 0);
-	peer_send(p, &w, 0, w.len);
+	peer_send(p, w.b, w.len);
 	ck_assert(RUN_UNTIL(p, p->r[2].ended, 5));
 	ck_assert_ptr_nonnull(strstr(p->r[2].out,
 	    "\r\n\r\nstdin=1 data=3 last=-\nxyz"));
@@ -606,7 +418,7 @@ START_TEST(filter_data_malformed)
 	w_record(&w, FCGI_PARAMS, 1, "\3\1URIx", 5);
 	w_record(&w, FCGI_DATA, 1, "d", 1);
 	p = peer_new();
-	peer_send(p, &w, 0, w.len);
+	peer_send(p, w.b, w.len);
 	ck_assert(RUN_UNTIL(p, p->eof, 5));
 	ck_assert(!p->r[1].ended);
 	peer_free(p);
@@ -627,7 +439,7 @@ prefixes(const struct wire *w, size_t complete, const char *want)
 
 	for (k = 0; k <= w->len; k++) {
 		p = peer_new();
-		peer_send(p, w, 0, k);
+		peer_send(p, w->b, k);
 		shutdown(p->fd, SHUT_WR);
 		ck_assert_msg(RUN_UNTIL(p, p->eof, 5), "prefix %zu: open", k);
 		if (k >= complete) {
