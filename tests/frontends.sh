@@ -445,16 +445,22 @@ stop_fe() {
 # check_blocking_fcgid_behind FRONTEND [URI EXPECTED_BODY_FILE]...: the
 # control group, tools/blocking_fcgid, behind FRONTEND (as start_fe takes
 # it) serves /hello and /big as evfcgid does (the bodies http_route_checks
-# left in $T/exp), and each URI with its expected body.
+# left in $T/exp), and each URI with its expected body.  nginx runs one
+# worker here: each worker keeps its own upstream connection, and the one
+# blocking thread serves one connection at a time, so a request that a
+# second worker took waited until the first's idle kept connection timed
+# out (keepalive_timeout 50s).
 check_blocking_fcgid_behind() {
 	local fe=$1
+	local -a v=()
 	shift
 	if [ ! -x "$BFCGID" ]; then
 		not_ok "tools/blocking_fcgid is built (make): the control group behind $fe"
 		return
 	fi
+	[ "$fe" = nginx ] && v=(workers=1)
 	start_blocking_fcgid
-	start_fe "$fe" "blocking_fcgid" "$BFCGID_ADDR" || return
+	start_fe "$fe" "blocking_fcgid" "$BFCGID_ADDR" "${v[@]}" || return
 	http_check "blocking_fcgid behind $fe: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
 	http_check "blocking_fcgid behind $fe: /big" "$URL/big" 200 "$T/exp/big"
 	while [ $# -ge 2 ]; do
