@@ -1,8 +1,8 @@
 # tests/frontends.sh: runnable copies of nginx.conf.example and
 # lighttpd.conf.example, for the tests, scripts/demo and
 # tools/slow-client-experiment; a static nginx for the tests of the HTTP
-# tools; and, for test_nginx.sh and test_lighttpd.sh, a front end per
-# check and the backpressure checks through it.  Source it after
+# tools; and, for test_nginx.sh, test_lighttpd.sh, test_apache.sh and
+# test_caddy.sh, a front end per check and the checks through it.  Source it after
 # tests/lib.sh (it uses spawn, freeport, wait_port, have_ipv6_loopback
 # and check); the checks through a front end also use status_of and
 # http_check from tests/http.sh.
@@ -28,10 +28,14 @@
 #                                               port, in $T; sets URL
 #   stop_fe                                     stops it; sets FE_RC
 #   slow_client URL, check_backpressure, check_absorbed,
-#   check_blocking_fcgid_behind                 checks through it
-#   apache_conf, start_apache, caddy_conf, start_caddy, start_fe_more
+#   check_blocking_fcgid_behind, check_backpressure_behind,
+#   fe_backend_conns, check_status_kept_local, check_slow_pair
+#                                               checks through it
+#   apache_conf, start_apache, caddy_conf, start_caddy
 #                                               the same for Apache httpd
-#                                               and Caddy (at the end)
+#                                               and Caddy (at the end;
+#                                               frontend_start and
+#                                               start_fe know them)
 #   head_then_get, fe_battery                   the checks every front
 #                                               end passes
 #
@@ -379,13 +383,13 @@ start_lighttpd() {
 }
 
 # frontend_start NAME DIR PORT BACKEND [VARIANT...]: writes and starts a
-# front end by name; sets FRONTEND_PID.  NAME is nginx or lighttpd,
-# optionally followed by variants joined with "-": nginx-buffered,
+# front end by name; sets FRONTEND_PID.  NAME is nginx, lighttpd, apache
+# or caddy, optionally followed by variants joined with "-": nginx-buffered,
 # nginx-notemp, nginx-nosndbuf, nginx-buffered-nosndbuf, lighttpd-stream0,
 # lighttpd-stream1 ...; more variants may follow as arguments, as
 # nginx_conf and lighttpd_conf take them.  BACKEND as for those.
 frontend_start() {
-	local name=$1 dir=$2 port=$3 backend=$4 v parts
+	local name=$1 dir=$2 port=$3 backend=$4 v parts pid
 	local -a variants=()
 	IFS=- read -ra parts <<<"$name"
 	for v in "${parts[@]:1}"; do
@@ -396,19 +400,18 @@ frontend_start() {
 	done
 	variants+=("${@:5}")
 	case ${parts[0]} in
-	nginx)
-		nginx_conf "$dir" "$port" "$backend" "${variants[@]}" && start_nginx "$dir" &&
-			FRONTEND_PID=$NGINX_PID
-		;;
-	lighttpd)
-		lighttpd_conf "$dir" "$port" "$backend" "${variants[@]}" && start_lighttpd "$dir" &&
-			FRONTEND_PID=$LIGHTTPD_PID
-		;;
+	nginx | lighttpd | apache | caddy) ;;
 	*) echo "frontend_start: unknown front end '$name'" >&2; return 2 ;;
 	esac
+	# Each front end has its FE_conf and start_FE, which sets FE_PID.
+	"${parts[0]}_conf" "$dir" "$port" "$backend" "${variants[@]}" && "start_${parts[0]}" "$dir" ||
+		return
+	pid=${parts[0]^^}_PID
+	FRONTEND_PID=${!pid}
 }
 
-# --- A front end per check (tests/test_nginx.sh, test_lighttpd.sh) ---------
+# --- A front end per check (tests/test_nginx.sh, test_lighttpd.sh,
+# test_apache.sh, test_caddy.sh) ---------------------------------------------
 
 # start_fe FRONTEND LABEL BACKEND [VARIANT...]: FRONTEND (a NAME as
 # frontend_start takes it) on a free port, in a fresh directory under $T;
@@ -442,16 +445,22 @@ stop_fe() {
 # check_blocking_fcgid_behind FRONTEND [URI EXPECTED_BODY_FILE]...: the
 # control group, tools/blocking_fcgid, behind FRONTEND (as start_fe takes
 # it) serves /hello and /big as evfcgid does (the bodies http_route_checks
-# left in $T/exp), and each URI with its expected body.
+# left in $T/exp), and each URI with its expected body.  nginx runs one
+# worker here: each worker keeps its own upstream connection, and the one
+# blocking thread serves one connection at a time, so a request that a
+# second worker took waited until the first's idle kept connection timed
+# out (keepalive_timeout 50s).
 check_blocking_fcgid_behind() {
 	local fe=$1
+	local -a v=()
 	shift
 	if [ ! -x "$BFCGID" ]; then
 		not_ok "tools/blocking_fcgid is built (make): the control group behind $fe"
 		return
 	fi
+	[ "$fe" = nginx ] && v=(workers=1)
 	start_blocking_fcgid
-	start_fe "$fe" "blocking_fcgid" "$BFCGID_ADDR" || return
+	start_fe "$fe" "blocking_fcgid" "$BFCGID_ADDR" "${v[@]}" || return
 	http_check "blocking_fcgid behind $fe: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
 	http_check "blocking_fcgid behind $fe: /big" "$URL/big" 200 "$T/exp/big"
 	while [ $# -ge 2 ]; do
@@ -507,6 +516,88 @@ check_absorbed() {
 	check "$label (control): $what the daemon is done within 10 s" test -n "$done_"
 	check "$label (control): meanwhile the client is still reading" test -n "$reading"
 	kill "$SLOW_PID" 2>/dev/null
+}
+
+# check_backpressure_behind FRONTEND LABEL ADDR [SNDBUF_NAME SNDBUF]:
+# FRONTEND as the example has it, in front of the evfcgid at ADDR, passes
+# check_backpressure LABEL; the kernel's send buffer towards the slow
+# client is printed and, when SNDBUF_NAME is given, checked to be SNDBUF
+# bytes (a check named SNDBUF_NAME).  Stops the client and the front end.
+check_backpressure_behind() {
+	local fe=$1 label=$2 addr=$3 tb
+	start_fe "$fe" "backpressure" "$addr" || return
+	check_backpressure "$label" "$addr"
+	if command -v ss >/dev/null; then
+		tb=$(sndbuf_of "${URL##*:}")
+		echo "# $label: the kernel send buffer towards the slow client is ${tb:-unknown} bytes"
+		[ -z "${4:-}" ] ||
+			check "$4: the client socket's send buffer is $5 (got ${tb:-none})" test "${tb:-0}" -eq "$5"
+	else
+		echo "# ss (iproute2) missing: the send buffer towards the slow client is not measured"
+	fi
+	kill "$SLOW_PID" 2>/dev/null
+	stop_fe
+}
+
+# fe_backend_conns ADDR N: N requests for /hello, one at a time, through
+# the front end at $URL; sets FE_CONNS and FE_REQS to the connections and
+# requests the evfcgid at ADDR counted for them (its /status asked before
+# and after, the second asking taken out).
+fe_backend_conns() {
+	local addr=$1 n=$2 i c0 r0 c1 r1
+	read -r c0 r0 <<<"$(status_of "$addr" connections_total requests)"
+	for ((i = 0; i < n; i++)); do curl -s -o /dev/null "$URL/hello"; done
+	read -r c1 r1 <<<"$(status_of "$addr" connections_total requests)"
+	FE_CONNS=$((c1 - c0 - 1)) FE_REQS=$((r1 - r0 - 1))
+}
+
+# check_status_kept_local: the example front end at $URL serves /status
+# to this machine (127.0.0.1), refuses it (403) to another client
+# (127.0.0.2) and serves that client the rest (/hello).
+check_status_kept_local() {
+	local code
+	code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/status")
+	check "the example serves /status to this machine ($code)" test "$code" = 200
+	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/status?format=prometheus")
+	check "the example keeps /status from other clients (127.0.0.2: $code)" test "$code" = 403
+	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/hello")
+	check "... and serves them the rest (127.0.0.2 /hello: $code)" test "$code" = 200
+}
+
+# check_slow_pair FRONTEND BACKEND K SIZE SECONDS NAME VARIANTS CNAME
+# CVARIANTS: two copies of FRONTEND at once in front of the evfcgid at
+# BACKEND, the example with VARIANTS and its control with CVARIANTS (each
+# a space-separated list, maybe empty), each with an http_get behind it
+# reading /size?SIZE 512 bytes every 1000/K ms (at most K x 512 B/s) for
+# SECONDS at most.  Checks "NAME: a client reading at most ... gets all
+# SIZE bytes" (byte for byte) and "CNAME (control): the slow client is
+# cut" (it gets less, or other bytes).
+check_slow_pair() {
+	local fe=$1 backend=$2 k=$3 size=$4 secs=$5 v rc
+	local -a names=("$6" "$8") variants=("$7" "$9")
+	local -A got=()
+	pattern "$size" >"$T/exp.slow"
+	for v in 0 1; do
+		# shellcheck disable=SC2086 # a list of variants
+		if start_fe "$fe" "slow, ${names[v]}" "$backend" ${variants[v]}; then
+			spawn "$FE_TOP/tools/http_get" -b 512 -p $((1000 / k)) -t "$secs" -o "$T/slow.$v" \
+				"$URL/size?$size" >"$T/get.$v" 2>&1
+			got[$v]=$SPAWNED
+		fi
+	done
+	for v in 0 1; do
+		[ -n "${got[$v]:-}" ] || continue
+		wait "${got[$v]}"
+		rc=$?
+		echo "# ${names[v]}: $(tail -n 1 "$T/get.$v")"
+		if [ "$v" = 1 ]; then
+			check "${names[v]} (control): the slow client is cut (rc $rc)" \
+				eval '! same_file "$T/exp.slow" "$T/slow.$v"'
+		else
+			check "${names[v]}: a client reading at most $((k * 512)) B/s gets all $size bytes (rc $rc)" \
+				same_file "$T/exp.slow" "$T/slow.$v"
+		fi
+	done
 }
 
 # --- Apache httpd and Caddy (tests/test_apache.sh, test_caddy.sh) ----------
@@ -734,33 +825,6 @@ fe_battery() {
 	wait_until 10 eval '[ "$(status_of "$backend" requests_active)" = 1 ]'
 	check "$l: ... and evfcgid is left with no request but the /status asking" \
 		test "$(status_of "$backend" requests_active)" = 1
-}
-
-# start_fe_more FRONTEND LABEL BACKEND [VARIANT...]: start_fe for apache
-# and caddy (their *_conf and start_* above); sets URL, FE_DIR and
-# FRONTEND_PID.  Reports "LABEL: FRONTEND starts" (not ok) only when it
-# does not.
-start_fe_more() {
-	local fe=$1 label=$2 backend=$3 port ok=""
-	shift 3
-	port=$(freeport)
-	FE_DIR=$T/$fe.$((++FE_NO))
-	case $fe in
-	apache)
-		apache_conf "$FE_DIR" "$port" "$backend" "$@" && start_apache "$FE_DIR" &&
-			FRONTEND_PID=$APACHE_PID ok=1
-		;;
-	caddy)
-		caddy_conf "$FE_DIR" "$port" "$backend" "$@" && start_caddy "$FE_DIR" &&
-			FRONTEND_PID=$CADDY_PID ok=1
-		;;
-	esac
-	if [ -n "$ok" ]; then
-		URL=http://127.0.0.1:$port
-		return 0
-	fi
-	not_ok "$label: $fe starts"
-	return 1
 }
 
 # caddy_conf DIR PORT BACKEND [VARIANT...]: writes DIR/Caddyfile, the

@@ -32,39 +32,26 @@ if start_fe lighttpd "host/port" "$A"; then
 	check "lighttpd: the generated copy keeps stream-response-body = 2 and check-local disabled" \
 		eval 'grep -q "^server.stream-response-body = 2" "$FE_DIR/lighttpd.conf" &&
 		      grep -q "\"check-local\" => \"disable\"" "$FE_DIR/lighttpd.conf"'
-	read -r c0 r0 <<<"$(status_of "$A" connections_total requests)"
-	for i in $(seq 10); do curl -s -o /dev/null "$URL/hello"; done
-	read -r c1 r1 <<<"$(status_of "$A" connections_total requests)"
-	echo "# lighttpd: 10 requests took $((c1 - c0 - 1)) backend connections (lighttpd 1.4 keeps none)"
-	check "lighttpd: 10 requests reached evfcgid (got $((r1 - r0 - 1)))" test "$((r1 - r0 - 1))" -eq 10
+	fe_backend_conns "$A" 10
+	echo "# lighttpd: 10 requests took $FE_CONNS backend connections (lighttpd 1.4 keeps none)"
+	check "lighttpd: 10 requests reached evfcgid (got $FE_REQS)" test "$FE_REQS" -eq 10
 	# /status is this machine's alone; the rest is not.
-	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/status?format=prometheus")
-	check "the example keeps /status from other clients (127.0.0.2: $code)" test "$code" = 403
-	code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/status")
-	check "... but not from this machine (127.0.0.1: $code)" test "$code" = 200
-	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/hello")
-	check "... and serves other clients the rest (127.0.0.2 /hello: $code)" test "$code" = 200
+	check_status_kept_local
 	stop_fe
 	check "lighttpd: SIGTERM stops it by its own way out (exit $FE_RC)" lighttpd_stopped
 fi
 
-# The same way over a unix socket and over IPv6.
-sock=$T/evfcgid.sock
-spawn "$EVFCGID" --listen "unix:$sock" 2>"$T/unix.log"
-wait_port "unix:$sock"
-if start_fe lighttpd "unix socket" "unix:$sock"; then
-	http_check "lighttpd, unix socket backend: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
-	http_check "lighttpd, unix socket backend: /big" "$URL/big" 200 "$T/exp/big"
-	stop_fe
-fi
-p6=$(freeport)
-spawn "$EVFCGID" --listen "[::1]:$p6" 2>"$T/v6.log"
-wait_port "[::1]:$p6"
-if start_fe lighttpd "[::1]" "[::1]:$p6"; then
-	http_check "lighttpd, [::1] backend: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
-	http_check "lighttpd, [::1] backend: /big" "$URL/big" 200 "$T/exp/big"
-	stop_fe
-fi
+# The same way over a unix socket and over IPv6 (NAME=ADDRESS).
+for be in "unix socket=unix:$T/evfcgid.sock" "[::1]=[::1]:$(freeport)"; do
+	name=${be%%=*} addr=${be#*=}
+	spawn "$EVFCGID" --listen "$addr" 2>"$T/$name.log"
+	wait_port "$addr"
+	if start_fe lighttpd "$name" "$addr"; then
+		http_check "lighttpd, $name backend: /hello" "$URL/hello" 200 "$T/exp/hello" text/plain
+		http_check "lighttpd, $name backend: /big" "$URL/big" 200 "$T/exp/big"
+		stop_fe
+	fi
+done
 
 # --- Way 2: lighttpd starts evfcgid itself (bin-path, socket on fd 0).
 if start_fe lighttpd "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $MAXBODY"; then
@@ -92,19 +79,12 @@ check_blocking_fcgid_behind lighttpd
 # --- Backpressure.  A client reading 64 MiB at 64 KiB/s: with
 # stream-response-body = 2 evfcgid is still producing two seconds later
 # and holds about its high watermark; with 0 or 1 lighttpd reads the whole
-# answer into temp files and the daemon is done.
+# answer into temp files and the daemon is done.  The kernel send buffer
+# towards the slow client is printed: no lighttpd setting caps it.
 
 start_evfcgid
 B=127.0.0.1:$EVFCGID_PORT
-if start_fe lighttpd "stream 2" "$B"; then
-	check_backpressure "stream-response-body 2" "$B"
-	if command -v ss >/dev/null; then
-		tb=$(sndbuf_of "${URL##*:}")
-		echo "# lighttpd: the kernel send buffer towards the slow client is ${tb:-unknown} bytes (no lighttpd setting caps it)"
-	fi
-	kill "$SLOW_PID" 2>/dev/null
-	stop_fe
-fi
+check_backpressure_behind lighttpd "stream-response-body 2" "$B"
 for s in 0 1; do
 	if start_fe lighttpd "stream $s" "$B" "stream=$s"; then
 		check_absorbed "stream-response-body $s" "lighttpd took the 64 MiB," "$B"

@@ -25,36 +25,26 @@ if start_fe nginx "example" "$A"; then
 	# few connections (at most one idle per worker when requests come one
 	# at a time).
 	workers=$(pgrep -P "$FRONTEND_PID" | wc -l)
-	read -r c0 r0 <<<"$(status_of "$A" connections_total requests)"
-	for i in $(seq 30); do curl -s -o /dev/null "$URL/hello"; done
-	read -r c1 r1 <<<"$(status_of "$A" connections_total requests)"
-	# The second status_of is one request on a connection of its own.
-	dc=$((c1 - c0 - 1))
-	dr=$((r1 - r0 - 1))
-	echo "# keepalive: 30 requests through nginx ($workers workers) opened $dc backend connections"
-	check "keepalive: 30 requests reached evfcgid (got $dr)" test "$dr" -eq 30
-	check "keepalive: backend connections reused ($dc new for 30 requests, $workers workers)" \
-		test "$dc" -le "$workers"
+	fe_backend_conns "$A" 30
+	echo "# keepalive: 30 requests through nginx ($workers workers) opened $FE_CONNS backend connections"
+	check "keepalive: 30 requests reached evfcgid (got $FE_REQS)" test "$FE_REQS" -eq 30
+	check "keepalive: backend connections reused ($FE_CONNS new for 30 requests, $workers workers)" \
+		test "$FE_CONNS" -le "$workers"
 	http_check "keepalive: /status through nginx" "$URL/status" 200 "" application/json
 	read -r req conns < <(json_numbers requests connections_total <"$HTTP_BODY")
 	check "keepalive: /status shows requests ($req) > connections ($conns)" \
 		test "${req:-0}" -gt "${conns:-0}"
 	# /status is this machine's alone (location = /status); the rest is not.
-	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/status?format=prometheus")
-	check "the example keeps /status from other clients (127.0.0.2: $code)" test "$code" = 403
-	code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 "$URL/hello")
-	check "... and serves them the rest (127.0.0.2 /hello: $code)" test "$code" = 200
+	check_status_kept_local
 	stop_fe
 fi
 
 # The control: without upstream keepalive every request is a connection,
 # so the check above measures what it claims.
 if start_fe nginx "keepalive=0" "$A" keepalive=0; then
-	c0=$(status_of "$A" connections_total)
-	for i in $(seq 10); do curl -s -o /dev/null "$URL/hello"; done
-	c1=$(status_of "$A" connections_total)
-	dc=$((c1 - c0 - 1))
-	check "no keepalive (control): 10 requests, 10 backend connections (got $dc)" test "$dc" -eq 10
+	fe_backend_conns "$A" 10
+	check "no keepalive (control): 10 requests, 10 backend connections (got $FE_CONNS)" \
+		test "$FE_CONNS" -eq 10
 	stop_fe
 fi
 
@@ -116,19 +106,7 @@ check_blocking_fcgid_behind nginx "/size?1048579" "$T/exp.1m"
 
 start_evfcgid
 B=127.0.0.1:$EVFCGID_PORT
-if start_fe nginx "backpressure" "$B"; then
-	check_backpressure "buffering off" "$B"
-	if command -v ss >/dev/null; then
-		tb=$(sndbuf_of "${URL##*:}")
-		echo "# sndbuf=64k: the kernel send buffer towards the slow client is ${tb:-unknown} bytes"
-		check "sndbuf=64k: the client socket's send buffer is 131072 (got ${tb:-none})" \
-			test "${tb:-0}" -eq 131072
-	else
-		echo "# ss (iproute2) missing: the listen sndbuf is not checked"
-	fi
-	kill "$SLOW_PID" 2>/dev/null
-	stop_fe
-fi
+check_backpressure_behind nginx "buffering off" "$B" sndbuf=64k 131072
 if start_fe nginx "buffered backpressure" "$B" buffered; then
 	check_absorbed "buffering on" "nginx spooled the 64 MiB and" "$B"
 	stop_fe
