@@ -29,6 +29,7 @@ start_evfcgid --max-size "$MAXSIZE" --max-body "$MAXBODY"
 A=127.0.0.1:$EVFCGID_PORT
 if start_fe lighttpd "host/port" "$A"; then
 	http_route_checks "lighttpd" "$URL" "$MAXSIZE" "$MAXBODY"
+	fe_battery "lighttpd" "$URL" "$A"
 	check "lighttpd: the generated copy keeps stream-response-body = 2 and check-local disabled" \
 		eval 'grep -q "^server.stream-response-body = 2" "$FE_DIR/lighttpd.conf" &&
 		      grep -q "\"check-local\" => \"disable\"" "$FE_DIR/lighttpd.conf"'
@@ -55,9 +56,18 @@ done
 
 # --- Way 2: lighttpd starts evfcgid itself (bin-path, socket on fd 0).
 if start_fe lighttpd "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $MAXBODY"; then
-	child=$(pgrep -P "$FRONTEND_PID" | head -n 1)
-	check "bin-path: lighttpd started evfcgid" \
-		eval '[ -n "$child" ] && [ "$(readlink "/proc/$child/exe")" = "$(readlink -f "$EVFCGID")" ]'
+	# lighttpd may open its port before it forks and execs the backend:
+	# its child is looked for (as evfcgid, not a fork not yet exec'd) for
+	# up to 5 s.
+	child=
+	for ((i = 0; i < 50; i++)); do
+		for c in $(pgrep -P "$FRONTEND_PID"); do
+			[ "$(readlink "/proc/$c/exe")" = "$(readlink -f "$EVFCGID")" ] && child=$c
+		done
+		[ -n "$child" ] && break
+		sleep 0.1
+	done
+	check "bin-path: lighttpd started evfcgid" test -n "$child"
 	if [ -n "$child" ]; then
 		PIDS+=("$child")
 		check "bin-path: evfcgid has no --listen" \
