@@ -3,7 +3,8 @@
 # lighttpd.conf.example (tests/frontends.sh) in both of its ways: evfcgid
 # on its own TCP port (also a unix socket and [::1]), and lighttpd
 # starting evfcgid itself by bin-path with the socket on fd 0.  Every route
-# byte for byte through HTTP, and the point of stream-response-body = 2:
+# byte for byte through HTTP, the checks every front end passes
+# (fe_battery), and the point of stream-response-body = 2:
 # a slow client's backpressure reaches the daemon, where with 0 or 1
 # lighttpd takes the whole answer and the daemon never notices.
 source "$(dirname "$0")/lib.sh"

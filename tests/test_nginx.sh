@@ -1,6 +1,8 @@
 #!/bin/bash
 # evfcgid behind the real nginx, run from a copy of nginx.conf.example
-# (tests/frontends.sh): every route byte for byte through HTTP, kept
+# (tests/frontends.sh): every route byte for byte through HTTP, the
+# checks every front end passes (fe_battery: answers up to 8 MiB, HEAD then
+# GET on one kept connection, a 5 MiB chunked upload, a client reset), kept
 # upstream connections reused, several backends (TCP, unix, IPv6), the
 # variants the experiment uses, the listen sndbuf reaching the kernel,
 # /status kept to this machine, and
@@ -18,6 +20,7 @@ start_evfcgid --max-size 16m --max-body 8m
 A=127.0.0.1:$EVFCGID_PORT
 if start_fe nginx "example" "$A"; then
 	http_route_checks "nginx" "$URL" $((16 << 20)) $((8 << 20))
+	fe_battery "nginx" "$URL" "$A"
 	check "nginx: the generated copy keeps fastcgi_buffering off and sndbuf=64k" \
 		eval 'grep -q "fastcgi_buffering off;" "$FE_DIR/nginx.conf" && grep -q "sndbuf=64k;" "$FE_DIR/nginx.conf"'
 
