@@ -71,19 +71,32 @@ done
 # its (scaled) timeout, closes the backend connection, and evfcgid gives
 # back what it held, a watermark at most.  One stuck reader behind each
 # front end of the stuck stacks, both at once and while the slow readers
-# above read, so that the timeouts run side by side.
+# above read, so that the timeouts run side by side.  Their answer, 64 MiB,
+# is more than the buffers on the way can take (the front end's, its
+# socket's, autotuned up to tcp_wmem's 4 MiB, and the client's), and what
+# evfcgid holds is read once it stands still: while the front end's
+# buffers still fill, evfcgid's queue comes and goes.
 queued_is() { [ "$(status_of "$1" bytes_queued)" -eq "$2" ]; }
-queued_over() { [ "$(status_of "$1" bytes_queued)" -gt "$2" ]; }
+# queued_still BACKEND: true when its queue is above 0 and the same twice,
+# 0.3 s apart; STILL is then that count.
+queued_still() {
+	local a
+	a=$(status_of "$1" bytes_queued)
+	sleep 0.3
+	STILL=$(status_of "$1" bytes_queued)
+	[ "${a:-0}" -gt 0 ] && [ "$a" = "$STILL" ]
+}
+STUCK_SIZE=67108864
 declare -A STUCK HELD SINCE
 for name in nginx lighttpd; do
-	spawn "$HTTP_GET" -p 3600000 "http://127.0.0.1:${PORT[stuck.$name]}/size?${SIZE[$name]}" >/dev/null 2>&1
+	spawn "$HTTP_GET" -p 3600000 "http://127.0.0.1:${PORT[stuck.$name]}/size?$STUCK_SIZE" >/dev/null 2>&1
 	STUCK[$name]=$SPAWNED
 done
 for name in nginx lighttpd; do
 	backend=${BACKEND[stuck.$name]}
-	wait_until 5 queued_over "$backend" 0
-	sleep 0.5
-	read -r held high <<<"$(status_of "$backend" bytes_queued high_water)"
+	STILL=0
+	wait_until 5 queued_still "$backend"
+	held=$STILL high=$(status_of "$backend" high_water)
 	HELD[$name]=$held
 	SINCE[$name]=$(now_ns)
 	check "behind $name, a stuck reader: evfcgid holds at most a watermark for it ($held bytes)" \
