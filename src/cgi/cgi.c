@@ -24,7 +24,6 @@
 #include "evfcgi.h"
 #include "log.h"
 #include "request.h"
-#include "server.h"
 
 static void	cgi_handler(struct evfcgi_req *, void *);
 static struct cgi_param *cgi_params(struct evfcgi_req *, size_t *);
@@ -65,6 +64,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	struct cgi	*cg;
 	const char	*root = cfg->c_root;
 	const char	*why;
+	size_t		 held;
 	struct stat	 st;
 
 	if (root == NULL) {
@@ -102,7 +102,8 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	if (cg->cg_rootlen == 1)
 		cg->cg_root[cg->cg_rootlen = 0] = '\0';
 	/* Held output: a cap of its own, as big as the output's. */
-	if (budget_init(&cg->cg_held, base, srv->srv_lim.max_queued) == -1 ||
+	held = evfcgi_get_limits(srv)->max_queued;
+	if (budget_init(&cg->cg_held, base, held) == -1 ||
 	    evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
 	    NULL, cgi_handler, cg) == -1) {
 		snprintf(err, errlen, "out of memory");
