@@ -339,7 +339,7 @@ lighttpd_conf() {
 		case $backend in
 		spawn:*)
 			printf '%s\t%s\n' '"socket" => "/run/lighttpd/evfcgid.sock",' "\"socket\" => \"$dir/backend.sock\","
-			printf '%s\t%s\n' '"bin-path" => "/usr/local/bin/evfcgid",' "\"bin-path\" => \"${backend#spawn:}\","
+			printf '%s\t%s\n' '"bin-path" => "/usr/local/sbin/evfcgid",' "\"bin-path\" => \"${backend#spawn:}\","
 			printf '%s\t%s\n' 'fastcgi.server = ( "/" => ( var.evfcgid_tcp ) )' \
 			    'fastcgi.server = ( "/" => ( var.evfcgid_spawn ) )'
 			;;
