@@ -385,6 +385,7 @@ install: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
 		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/} || \
 		exit 1; \
 	done
+	sh scripts/install-ldconfig '$(LIBDIR)' '$(DESTDIR)'
 
 # Removes what install put there (the directories stay).
 uninstall:

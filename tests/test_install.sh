@@ -4,8 +4,9 @@
 # tree with pkg-config, shared and static, answers a FastCGI request from
 # libfcgi's cgi-fcgi; the shared library has its soname and exports only
 # evfcgi_*; the public header stands alone; the installed daemon serves;
-# the systemd units pass systemd-analyze; uninstall leaves nothing; and
-# the default PREFIX is /usr/local.
+# the systemd units pass systemd-analyze; uninstall leaves nothing;
+# the default PREFIX is /usr/local; and docs/library.md's install block
+# under $HOME runs as written.
 source "$(dirname "$0")/lib.sh"
 
 command -v cgi-fcgi >/dev/null || { not_ok "cgi-fcgi is installed (libfcgi-bin)"; finish; }
@@ -288,4 +289,41 @@ check "default PREFIX: the unit runs /usr/local/sbin/evfcgid" \
 make -C "$TOP" -s uninstall DESTDIR="$S2" >/dev/null 2>&1
 left=$(find "$S2" ! -type d | sed "s|^$S2||" | tr '\n' ' ')
 check "default PREFIX: make uninstall removes it all${left:+ (left: $left)}" test -z "$left"
+# --- docs/library.md's install block, run as written (PREFIX under $HOME,
+# no DESTDIR): make install says the rpath is needed, and README's first
+# handler, built by the block, runs and answers.
+H=$T/home
+mkdir -p "$H/app"
+sed -n '/<!-- install:begin -->/,/<!-- install:end -->/p' "$TOP/docs/library.md" |
+	sed '1,2d;$d' | sed '$d' | grep -v '^\./hi ' >"$T/install-block.sh"
+check "docs/library.md's install block extracted ($(wc -l <"$T/install-block.sh") lines)" \
+	grep -q -- '-Wl,-rpath,$(pkg-config --variable=libdir evfcgi)' "$T/install-block.sh"
+sed -n '/<!-- example:begin -->/,/<!-- example:end -->/p' "$TOP/README.md" |
+	sed '1,2d;$d' | sed '$d' >"$H/app/hi.c"
+(
+	cd "$H/app" && export HOME=$H && unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+	make() { command make -C "$TOP" -s "$@"; }
+	set -e
+	source "$T/install-block.sh"
+) >"$T/block.log" 2>&1
+rc=$?
+check "the install block runs (exit $rc)" test "$rc" -eq 0
+check "make install PREFIX=\$HOME/...: it says an rpath is needed" \
+	grep -q 'not a directory the dynamic loader searches' "$T/block.log"
+if [ -x "$H/app/hi" ]; then
+	port=$(freeport)
+	spawn "$H/app/hi" "127.0.0.1:$port" 2>"$T/hi-installed.log"
+	if wait_port "$port"; then
+		REQUEST_METHOD=GET SCRIPT_NAME=/hi \
+			cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null >"$T/hi-out" 2>&1
+		check "the block's program finds libevfcgi.so.1 by its rpath and answers /hi" \
+			grep -q '^hi$' "$T/hi-out"
+	else
+		not_ok "the block's program runs: $(head -n 3 "$T/hi-installed.log")"
+	fi
+	kill "$SPAWNED" 2>/dev/null
+else
+	not_ok "the block built ./hi: $(tail -n 5 "$T/block.log")"
+fi
+make -C "$TOP" -s uninstall PREFIX="$H/opt/evfcgi" >/dev/null 2>&1
 finish
