@@ -1,9 +1,16 @@
 /*
  * reqtab.c: linear probing keyed by the 16-bit request id, at most half
  * full; deletion shifts the entries after the hole back, so no tombstones
- * build up on a connection that reuses ids for hours.
+ * build up on a connection that reuses ids for hours.  The hash's
+ * multiplier is drawn once per process: with a fixed one a peer could
+ * choose ids that share a home and make every lookup walk them all.
  */
+#include <sys/types.h>
+#include <sys/random.h>
+
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "reqtab.h"
 #include "request.h"
@@ -12,12 +19,34 @@
 
 static size_t	reqtab_home(const struct reqtab *, uint16_t);
 static int	reqtab_grow(struct reqtab *);
+static void	reqtab_seed(void);
 
-/* The slot where a search for id starts (a multiplicative hash). */
+/* Odd, random, set before the first table is made; 0 until then. */
+static uint32_t	reqtab_mult;
+
+/*
+ * The slot where a search for id starts: the top bits of id times the
+ * multiplier (multiply-shift: ids a peer picks spread like any others).
+ */
 static size_t
 reqtab_home(const struct reqtab *t, uint16_t id)
 {
-	return ((uint32_t)id * 2654435761u >> 8) & (t->rt_cap - 1);
+	return (uint32_t)(id * reqtab_mult) >>
+	    (32 - __builtin_ctzl((unsigned long)t->rt_cap));
+}
+
+/* Draws the multiplier (from the clock and pid if getrandom fails). */
+static void
+reqtab_seed(void)
+{
+	struct timespec	 ts;
+	uint32_t	 m;
+
+	if (getrandom(&m, sizeof(m), GRND_NONBLOCK) != (ssize_t)sizeof(m)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		m = (uint32_t)ts.tv_nsec * 2654435761u ^ (uint32_t)getpid();
+	}
+	reqtab_mult = m | 1;
 }
 
 struct evfcgi_req *
@@ -42,6 +71,8 @@ reqtab_grow(struct reqtab *t)
 	struct reqtab	 n;
 	size_t		 i, j;
 
+	if (reqtab_mult == 0)
+		reqtab_seed();
 	n.rt_cap = t->rt_cap == 0 ? REQTAB_MIN : t->rt_cap * 2;
 	n.rt_n = t->rt_n;
 	n.rt_one = NULL;
@@ -118,5 +149,6 @@ reqtab_free(struct reqtab *t)
 	free(t->rt_slot);
 	t->rt_slot = NULL;
 	t->rt_cap = 0;
-	t->rt_n = 0;	t->rt_one = NULL;
+	t->rt_n = 0;
+	t->rt_one = NULL;
 }
