@@ -12,6 +12,8 @@ include config.mk
 endif
 -include config.local.mk
 
+# --- What is built -----------------------------------------------------
+
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wsign-compare
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -I. $(INC_all) $(WARN) $(CFLAGS) \
@@ -67,12 +69,147 @@ SO_MAJOR = 1
 SO_VERSION = $(SO_MAJOR).0.0
 SHLIB = src/libevfcgi.so.$(SO_VERSION)
 
-# Defined before all: a prerequisite list is expanded where it is read.
+# Defined before the rules: a prerequisite list is expanded where it is read.
 EXAMPLES = examples/json_api examples/static_files examples/sse \
 	examples/authorizer
 
+# --- What you run ------------------------------------------------------
+# make builds in place; make check, make install, make demo, make bench,
+# make clean.  The build's rules follow, then the checks', then the lab's
+# long runs (experiment, hosts, soak, fuzz).
+
 all: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) tests/bin/freeport \
 	bench/floor $(EXAMPLES)
+
+# make check builds with a job per core even when make was given no -j: a
+# fresh clone's `make check` compiles every object twice (plain and with
+# the sanitizers), which one job makes about twice as long on two cores.
+# Its tests get no make flags (a test that runs make, as test_install and
+# test_fuzz do, runs it as a user would): tests/test_fuzz.sh builds the
+# libFuzzer binary (clang) itself.
+ifneq ($(filter check,$(MAKECMDGOALS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay \
+		tests/bin/bad_producer
+	env -u MAKEFLAGS -u MFLAGS bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
+
+# The Check suites alone, no processes started: debian/rules runs them.
+check-unit: $(CHECKS)
+	for t in $(CHECKS); do CK_FORK=yes $$t || exit 1; done
+
+demo: deps all
+	bash scripts/demo
+
+# Every backend beside the machine's floor (bench/run: about 14 minutes;
+# BENCH_ARGS=--quick for a look in two and a half; results in bench/out),
+# then what --workers 2 can show here (bench/workers: about a minute), then
+# what a request costs, counted (bench/hotpath: system calls, allocations,
+# instructions, memory per idle connection; about two minutes), then the
+# slow-reader claim as a number.  The peers (Go, PHP-FPM) and strace are
+# installed here if they can be; a peer that is not is skipped.
+bench: all
+	sh scripts/install-deps bench || \
+		echo "bench: the peers could not be installed; they are skipped"
+	bash bench/run $(BENCH_ARGS)
+	bash bench/workers
+	bash bench/hotpath
+	bash tests/bench-slow-reader
+
+# Installs what the build and the tests need (quiet when all is there).
+deps:
+	sh scripts/install-deps
+
+# make install [PREFIX=/usr/local] [DESTDIR=stage]; every directory can be
+# set on its own (debian/rules sets LIBDIR to the multiarch one).  The
+# units' ExecStart follows SBINDIR.
+PREFIX = /usr/local
+BINDIR = $(PREFIX)/bin
+SBINDIR = $(PREFIX)/sbin
+LIBDIR = $(PREFIX)/lib
+INCLUDEDIR = $(PREFIX)/include
+MANDIR = $(PREFIX)/share/man
+PKGCONFIGDIR = $(LIBDIR)/pkgconfig
+SYSTEMDUNITDIR = $(PREFIX)/lib/systemd/system
+INSTALL = install
+
+# The tools a user runs against a server; blocking_fcgid (the control
+# group, meant to stall), kept_rounds (make bench's client) and
+# slow-client-experiment (needs the source tree) stay in the tree.
+INSTALL_TOOLS = http_get http_load fcgi_load http_many
+MAN1 = $(INSTALL_TOOLS:%=man/%.1)
+MAN3 = man/evfcgi.3
+MAN8 = man/evfcgid.8
+UNITS = systemd/evfcgid.service systemd/evfcgid.socket
+
+evfcgi.pc: evfcgi.pc.in config.mk
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		evfcgi.pc.in >$@
+
+# Always remade: PREFIX and LIBDIR may differ from the last run.
+.PHONY: evfcgi.pc
+
+install: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
+	$(INSTALL) -m 755 src/evfcgid $(DESTDIR)$(SBINDIR)/evfcgid
+	for t in $(INSTALL_TOOLS); do \
+		$(INSTALL) -m 755 tools/$$t $(DESTDIR)$(BINDIR)/$$t || exit 1; \
+	done
+	$(INSTALL) -m 644 src/libevfcgi.a $(DESTDIR)$(LIBDIR)/libevfcgi.a
+	$(INSTALL) -m 644 $(SHLIB) $(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_VERSION)
+	ln -sf libevfcgi.so.$(SO_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_MAJOR)
+	ln -sf libevfcgi.so.$(SO_MAJOR) $(DESTDIR)$(LIBDIR)/libevfcgi.so
+	$(INSTALL) -m 644 src/engine/evfcgi.h $(DESTDIR)$(INCLUDEDIR)/evfcgi.h
+	$(INSTALL) -m 644 evfcgi.pc $(DESTDIR)$(PKGCONFIGDIR)/evfcgi.pc
+	$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3
+	$(INSTALL) -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8
+	for f in $$(sed -n 's/^\.Nm \(evfcgi_[a-z_]*\).*/\1/p' $(MAN3)); do \
+		ln -sf evfcgi.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
+	for u in $(UNITS); do \
+		sed 's|/usr/sbin/evfcgid|$(SBINDIR)/evfcgid|' $$u \
+			>$(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/} && \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/} || \
+		exit 1; \
+	done
+	sh scripts/install-ldconfig '$(LIBDIR)' '$(DESTDIR)'
+
+# Removes what install put there (the directories stay).
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/evfcgid
+	for t in $(INSTALL_TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	rm -f $(DESTDIR)$(LIBDIR)/libevfcgi.a \
+		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_MAJOR) \
+		$(DESTDIR)$(LIBDIR)/libevfcgi.so \
+		$(DESTDIR)$(INCLUDEDIR)/evfcgi.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/evfcgi.pc
+	for m in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${m#man/}; done
+	rm -f $(DESTDIR)$(MANDIR)/man3/evfcgi.3 $(DESTDIR)$(MANDIR)/man8/evfcgid.8
+	for f in $$(sed -n 's/^\.Nm \(evfcgi_[a-z_]*\).*/\1/p' $(MAN3)); do \
+		rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; \
+	done
+	for u in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/}; done
+
+clean:
+	rm -f src/*.o src/*/*.o src/*.a src/libevfcgi.so* src/evfcgid $(TOOLS) \
+		tools/*.o tools/*.a fuzz/fuzz_conn bench/floor evfcgi.pc \
+		$(EXAMPLES)
+	rm -f tests/*.o tests/*.a
+	rm -rf src/asan src/pic tools/asan tests/asan tests/bin tests/out bench/out
+
+distclean: clean
+	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
+		aclocal.m4 config.h.in .deps-done
+
+# --- The build ---------------------------------------------------------
 
 # Made on demand; a rerun keeps the flags the user gave ./configure.
 config.mk: configure.ac config.mk.in .deps-done
@@ -83,10 +220,6 @@ config.mk: configure.ac config.mk.in .deps-done
 .deps-done: scripts/install-deps
 	sh scripts/install-deps $(if $(filter check demo deps,$(MAKECMDGOALS)),,--check)
 	touch $@
-
-# Installs what the build and the tests need (quiet when all is there).
-deps:
-	sh scripts/install-deps
 
 %.o: %.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
@@ -194,6 +327,8 @@ tests/bin/freeport: tests/freeport.c
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+# --- The checks --------------------------------------------------------
+
 # An application whose producers misbehave (tests/test_producer.sh).
 tests/bin/bad_producer: tests/bad_producer.c src/libevfcgi.a src/engine/evfcgi.h
 	@mkdir -p tests/bin
@@ -241,9 +376,8 @@ tests/bin/check_%.asan: tests/check_%.c $(SUITE_LIBS_ASAN) $(HEADERS) \
 		-o $@ $< $(SUITE_LIBS_ASAN) $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS) \
 		$(CHECK_LIBS)
 
-# The fuzz harness runs on its seed corpus in every `make check` (gcc,
-# sanitizers, no libFuzzer), and then for 45 s under libFuzzer (clang:
-# tests/test_fuzz.sh); `make fuzz` runs libFuzzer for FUZZ_SECONDS (60).
+# The fuzz harness replays its seed corpus in every `make check` (gcc,
+# sanitizers, no libFuzzer: tests/test_fuzz_replay.sh).
 tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/demo/app.o \
 		src/asan/daemon/status.o src/asan/libevfcgi.a $(HEADERS)
 	@mkdir -p tests/bin
@@ -252,49 +386,11 @@ tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/demo/app.o \
 		src/asan/libevfcgi.a $(LDFLAGS) \
 		$(SAN) $(LIBEVENT_LIBS)
 
-# clang is not a package the build needs: deps installs it.
-fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) src/daemon/status.c \
-		$(HEADERS) | deps
-	clang -std=c11 -D_GNU_SOURCE -I. $(INC_all) -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) \
-		src/daemon/status.c $(LIBEVENT_LIBS)
-
-fuzz: fuzz/fuzz_conn
-	mkdir -p fuzz/found
-	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
-
-# make check builds with a job per core even when make was given no -j (a
-# fresh clone's `make check`); its tests get no make flags (a test that
-# runs make, as test_install does, runs it as a user would).
-ifneq ($(filter check,$(MAKECMDGOALS)),)
-MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
-endif
-check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay fuzz/fuzz_conn \
-		tests/bin/bad_producer
-	env -u MAKEFLAGS -u MFLAGS bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
-
-# The Check suites alone, no processes started: debian/rules runs them.
-check-unit: $(CHECKS)
-	for t in $(CHECKS); do CK_FORK=yes $$t || exit 1; done
-
 # The integration smoke under valgrind's memcheck (also part of make check).
 valgrind: all
 	bash tests/test_valgrind.sh
 
-# Every backend beside the machine's floor (bench/run: about 14 minutes;
-# BENCH_ARGS=--quick for a look in two and a half; results in bench/out),
-# then what --workers 2 can show here (bench/workers: about a minute), then
-# what a request costs, counted (bench/hotpath: system calls, allocations,
-# instructions, memory per idle connection; about two minutes), then the
-# slow-reader claim as a number.  The peers (Go, PHP-FPM) and strace are
-# installed here if they can be; a peer that is not is skipped.
-bench: all
-	sh scripts/install-deps bench || \
-		echo "bench: the peers could not be installed; they are skipped"
-	bash bench/run $(BENCH_ARGS)
-	bash bench/workers
-	bash bench/hotpath
-	bash tests/bench-slow-reader
+# --- The lab -----------------------------------------------------------
 
 experiment: all
 	tools/slow-client-experiment
@@ -322,98 +418,18 @@ soak: all fuzz/fuzz_conn
 	tools/many-slow-clients --out many-out
 	$(MAKE) fuzz FUZZ_SECONDS=600
 
-demo: deps all
-	bash scripts/demo
+# libFuzzer (clang, which deps installs: not a package the build needs):
+# 45 s in every make check (tests/test_fuzz.sh builds it), FUZZ_SECONDS
+# (60) with make fuzz.
+fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) src/daemon/status.c \
+		$(HEADERS) | deps
+	clang -std=c11 -D_GNU_SOURCE -I. $(INC_all) -g -O1 -fsanitize=fuzzer,address,undefined \
+		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) \
+		src/daemon/status.c $(LIBEVENT_LIBS)
 
-# --- Installing ------------------------------------------------------
-# make install [PREFIX=/usr/local] [DESTDIR=stage]; every directory can be
-# set on its own (debian/rules sets LIBDIR to the multiarch one).  The
-# units' ExecStart follows SBINDIR.
-PREFIX = /usr/local
-BINDIR = $(PREFIX)/bin
-SBINDIR = $(PREFIX)/sbin
-LIBDIR = $(PREFIX)/lib
-INCLUDEDIR = $(PREFIX)/include
-MANDIR = $(PREFIX)/share/man
-PKGCONFIGDIR = $(LIBDIR)/pkgconfig
-SYSTEMDUNITDIR = $(PREFIX)/lib/systemd/system
-INSTALL = install
-
-# The tools a user runs against a server; blocking_fcgid (the control
-# group, meant to stall), kept_rounds (make bench's client) and
-# slow-client-experiment (needs the source tree) stay in the tree.
-INSTALL_TOOLS = http_get http_load fcgi_load http_many
-MAN1 = $(INSTALL_TOOLS:%=man/%.1)
-MAN3 = man/evfcgi.3
-MAN8 = man/evfcgid.8
-UNITS = systemd/evfcgid.service systemd/evfcgid.socket
-
-evfcgi.pc: evfcgi.pc.in config.mk
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-		evfcgi.pc.in >$@
-
-# Always remade: PREFIX and LIBDIR may differ from the last run.
-.PHONY: evfcgi.pc
-
-install: src/evfcgid src/libevfcgi.a $(SHLIB) $(TOOLS) evfcgi.pc
-	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(SYSTEMDUNITDIR)
-	$(INSTALL) -m 755 src/evfcgid $(DESTDIR)$(SBINDIR)/evfcgid
-	for t in $(INSTALL_TOOLS); do \
-		$(INSTALL) -m 755 tools/$$t $(DESTDIR)$(BINDIR)/$$t || exit 1; \
-	done
-	$(INSTALL) -m 644 src/libevfcgi.a $(DESTDIR)$(LIBDIR)/libevfcgi.a
-	$(INSTALL) -m 644 $(SHLIB) $(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_VERSION)
-	ln -sf libevfcgi.so.$(SO_VERSION) \
-		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_MAJOR)
-	ln -sf libevfcgi.so.$(SO_MAJOR) $(DESTDIR)$(LIBDIR)/libevfcgi.so
-	$(INSTALL) -m 644 src/engine/evfcgi.h $(DESTDIR)$(INCLUDEDIR)/evfcgi.h
-	$(INSTALL) -m 644 evfcgi.pc $(DESTDIR)$(PKGCONFIGDIR)/evfcgi.pc
-	$(INSTALL) -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
-	$(INSTALL) -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3
-	$(INSTALL) -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8
-	for f in $$(sed -n 's/^\.Nm \(evfcgi_[a-z_]*\).*/\1/p' $(MAN3)); do \
-		ln -sf evfcgi.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
-	done
-	for u in $(UNITS); do \
-		sed 's|/usr/sbin/evfcgid|$(SBINDIR)/evfcgid|' $$u \
-			>$(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/} && \
-		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/} || \
-		exit 1; \
-	done
-	sh scripts/install-ldconfig '$(LIBDIR)' '$(DESTDIR)'
-
-# Removes what install put there (the directories stay).
-uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/evfcgid
-	for t in $(INSTALL_TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
-	rm -f $(DESTDIR)$(LIBDIR)/libevfcgi.a \
-		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_VERSION) \
-		$(DESTDIR)$(LIBDIR)/libevfcgi.so.$(SO_MAJOR) \
-		$(DESTDIR)$(LIBDIR)/libevfcgi.so \
-		$(DESTDIR)$(INCLUDEDIR)/evfcgi.h \
-		$(DESTDIR)$(PKGCONFIGDIR)/evfcgi.pc
-	for m in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${m#man/}; done
-	rm -f $(DESTDIR)$(MANDIR)/man3/evfcgi.3 $(DESTDIR)$(MANDIR)/man8/evfcgid.8
-	for f in $$(sed -n 's/^\.Nm \(evfcgi_[a-z_]*\).*/\1/p' $(MAN3)); do \
-		rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; \
-	done
-	for u in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#systemd/}; done
-
-clean:
-	rm -f src/*.o src/*/*.o src/*.a src/libevfcgi.so* src/evfcgid $(TOOLS) \
-		tools/*.o tools/*.a fuzz/fuzz_conn bench/floor evfcgi.pc \
-		$(EXAMPLES)
-	rm -f tests/*.o tests/*.a
-	rm -rf src/asan src/pic tools/asan tests/asan tests/bin tests/out bench/out
-
-distclean: clean
-	rm -rf config.mk config.h config.log config.status configure autom4te.cache \
-		aclocal.m4 config.h.in .deps-done
+fuzz: fuzz/fuzz_conn
+	mkdir -p fuzz/found
+	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 
 .PHONY: all deps check check-unit valgrind bench experiment experiment-links hosts soak demo fuzz install \
 	uninstall clean distclean
