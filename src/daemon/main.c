@@ -32,14 +32,24 @@
 #include "server_ops.h"
 #include "status.h"
 
+/*
+ * The users and groups named, resolved once before anything is bound:
+ * -1 where none was named.  --group overrides --user's primary group.
+ */
+struct ids {
+	uid_t	id_uid;			/* --user */
+	gid_t	id_gid;			/* --group, else --user's group */
+	uid_t	id_sock_uid;		/* --socket-owner */
+	gid_t	id_sock_gid;		/* --socket-group */
+};
+
 static struct evfcgi_server *setup(const struct config *,
-		    struct event_base **, struct cgi **);
+		    const struct ids *, struct event_base **, struct cgi **);
 static void	setup_listeners(struct evfcgi_server *,
-		    const struct config *);
-static void	socket_owner(struct evfcgi_server *, const struct config *);
-static void	check_users(const struct config *);
+		    const struct config *, const struct ids *);
+static void	resolve_ids(const struct config *, struct ids *);
 static int	fd_is_unix(int);
-static void	drop_root(const struct config *);
+static void	drop_root(const struct config *, const struct ids *);
 static void	raise_nofile(size_t);
 static struct event_base *base_new(const char *);
 static void	select_limits(struct config *);
@@ -136,7 +146,8 @@ select_limits(struct config *cfg)
  * 2 for usage).
  */
 static struct evfcgi_server *
-setup(const struct config *cfg, struct event_base **basep, struct cgi **cgp)
+setup(const struct config *cfg, const struct ids *ids,
+    struct event_base **basep, struct cgi **cgp)
 {
 	struct evfcgi_server	*srv;
 	char			 err[256];
@@ -169,7 +180,7 @@ setup(const struct config *cfg, struct event_base **basep, struct cgi **cgp)
 	}
 	if (cfg->workers > 1)
 		server_listen_groups(srv, cfg->workers);
-	setup_listeners(srv, cfg);
+	setup_listeners(srv, cfg, ids);
 	return srv;
 }
 
@@ -178,13 +189,14 @@ setup(const struct config *cfg, struct event_base **basep, struct cgi **cgp)
  * systemd passed, or else fd 0.  Exits with a message when one fails.
  */
 static void
-setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
+setup_listeners(struct evfcgi_server *srv, const struct config *cfg,
+    const struct ids *ids)
 {
 	char	 err[256], names[256];
 	size_t	 i, tcp = 0;
 	int	 n;
 
-	socket_owner(srv, cfg);
+	server_socket_owner(srv, ids->id_sock_uid, ids->id_sock_gid);
 	for (i = 0; i < cfg->nlisten; i++) {
 		if (evfcgi_listen(srv, cfg->listen[i], (int)cfg->mode, err,
 		    sizeof(err)) == -1) {
@@ -225,34 +237,34 @@ setup_listeners(struct evfcgi_server *srv, const struct config *cfg)
 }
 
 /*
- * Resolves every user and group named, before anything is bound: a name
- * that does not exist is a bad value (exit 2, the option named).
+ * Resolves every user and group named into ids, before anything is
+ * bound: the one place where a name is looked up.  A name that does not
+ * exist is a bad value: exits 2 with the option named.
  */
 static void
-check_users(const struct config *cfg)
+resolve_ids(const struct config *cfg, struct ids *ids)
 {
-	static const char *const users[] = { "user", "socket-owner" };
-	static const char *const groups[] = { "group", "socket-group" };
-	const char	*u[2] = { cfg->user, cfg->socket_owner };
-	const char	*g[2] = { cfg->group, cfg->socket_group };
 	char		 err[256];
-	uid_t		 uid;
+	const char	*opt = NULL;
 	gid_t		 gid;
-	size_t		 i;
 
-	for (i = 0; i < 2; i++) {
-		if (u[i] != NULL && privs_user(u[i], &uid, &gid, err,
-		    sizeof(err)) == -1) {
-			fprintf(stderr, "evfcgid: %s %s\n", options_who(users[i]),
-			    err);
-			exit(2);
-		}
-		if (g[i] != NULL && privs_group(g[i], &gid, err,
-		    sizeof(err)) == -1) {
-			fprintf(stderr, "evfcgid: %s %s\n",
-			    options_who(groups[i]), err);
-			exit(2);
-		}
+	ids->id_uid = ids->id_sock_uid = (uid_t)-1;
+	ids->id_gid = ids->id_sock_gid = (gid_t)-1;
+	if (cfg->user != NULL && privs_user(cfg->user, &ids->id_uid,
+	    &ids->id_gid, err, sizeof(err)) == -1)
+		opt = "user";
+	else if (cfg->group != NULL && privs_group(cfg->group, &ids->id_gid,
+	    err, sizeof(err)) == -1)
+		opt = "group";
+	else if (cfg->socket_owner != NULL && privs_user(cfg->socket_owner,
+	    &ids->id_sock_uid, &gid, err, sizeof(err)) == -1)
+		opt = "socket-owner";
+	else if (cfg->socket_group != NULL && privs_group(cfg->socket_group,
+	    &ids->id_sock_gid, err, sizeof(err)) == -1)
+		opt = "socket-group";
+	if (opt != NULL) {
+		fprintf(stderr, "evfcgid: %s %s\n", options_who(opt), err);
+		exit(2);
 	}
 }
 
@@ -267,51 +279,19 @@ fd_is_unix(int fd)
 	    ss.ss_family == AF_UNIX;
 }
 
-/* Has the unix sockets bound with --socket-owner and -group; or exits. */
-static void
-socket_owner(struct evfcgi_server *srv, const struct config *cfg)
-{
-	char	 err[256];
-	uid_t	 uid = (uid_t)-1;
-	gid_t	 gid = (gid_t)-1, ugid;
-
-	if (cfg->socket_owner != NULL && privs_user(cfg->socket_owner, &uid,
-	    &ugid, err, sizeof(err)) == -1) {
-		fprintf(stderr, "evfcgid: %s %s\n",
-		    options_who("socket-owner"), err);
-		exit(1);
-	}
-	if (cfg->socket_group != NULL && privs_group(cfg->socket_group, &gid,
-	    err, sizeof(err)) == -1) {
-		fprintf(stderr, "evfcgid: %s %s\n",
-		    options_who("socket-group"), err);
-		exit(1);
-	}
-	server_socket_owner(srv, uid, gid);
-}
-
 /*
  * With --user, root (the listeners bound) becomes that user and --group
  * for good.  Exits with a message when it cannot.
  */
 static void
-drop_root(const struct config *cfg)
+drop_root(const struct config *cfg, const struct ids *ids)
 {
 	char	 err[256];
-	uid_t	 uid;
-	gid_t	 gid;
+	uid_t	 uid = ids->id_uid;
+	gid_t	 gid = ids->id_gid;
 
 	if (cfg->user == NULL)
 		return;
-	if (privs_user(cfg->user, &uid, &gid, err, sizeof(err)) == -1) {
-		fprintf(stderr, "evfcgid: --user %s\n", err);
-		exit(1);
-	}
-	if (cfg->group != NULL && privs_group(cfg->group, &gid, err,
-	    sizeof(err)) == -1) {
-		fprintf(stderr, "evfcgid: --group %s\n", err);
-		exit(1);
-	}
 	/* Already that user: nothing to give up. */
 	if (geteuid() != 0 && getuid() == uid && geteuid() == uid &&
 	    getgid() == gid && getegid() == gid)
@@ -331,6 +311,7 @@ main(int argc, char **argv)
 	struct evfcgi_server	*srv;
 	struct event_base	*base;
 	struct cgi		*cg;
+	struct ids		 ids;
 	char			 err[256];
 	int			 rc;
 
@@ -347,13 +328,13 @@ main(int argc, char **argv)
 		    "USER (root is given up after binding) or --allow-root\n");
 		return 2;
 	}
-	check_users(&cfg);
+	resolve_ids(&cfg, &ids);
 	select_limits(&cfg);
 	raise_nofile(cfg.lim.max_conns);
 	/* A write to a peer that has gone must not end the daemon. */
 	signal(SIGPIPE, SIG_IGN);
-	srv = setup(&cfg, &base, &cg);
-	drop_root(&cfg);
+	srv = setup(&cfg, &ids, &base, &cg);
+	drop_root(&cfg, &ids);
 	/* Opened as the user it runs as, who reopens it after SIGHUP. */
 	if (cfg.access_log != NULL && server_access_log(srv, cfg.access_log,
 	    err, sizeof(err)) == -1) {
