@@ -1,6 +1,8 @@
 #!/bin/bash
 # Limits a peer runs into, as processes: out of descriptors (accept backs
-# off and says so once per episode, not every 200 ms, then works again).
+# off and says so once per episode, not every 200 ms, then works again);
+# a request begun and abandoned while others go on, and a record dribbled
+# a byte at a time (each closes its connection at the header timeout).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
 
@@ -30,4 +32,28 @@ sleep 0.5
 check "EMFILE: serves again once descriptors are free" fcgi_hello "127.0.0.1:$EVFCGID_PORT" 5
 check "EMFILE: the end of the episode is logged" grep -q 'accepting again after' "$EVFCGID_LOG"
 kill -0 "$EVFCGID_PID" 2>/dev/null && ok "EMFILE: evfcgid still running" || not_ok "EMFILE: evfcgid still running"
+
+# --- Abandoned and dribbled: --header-timeout 2, --idle-timeout 3.
+EVFCGID_PORT=$(freeport)
+spawn "$EVFCGID" --listen 127.0.0.1:$EVFCGID_PORT --header-timeout 2 \
+	--idle-timeout 3 2>"$T/hostile.log"
+wait_port "$EVFCGID_PORT"
+# in_window LINE: "closed after S s" with S from 1.5 to 3.5.
+in_window() { awk '$1 == "closed" && $3 >= 1.5 && $3 <= 3.5 { ok = 1 } END { exit !ok }' <<<"$1"; }
+# Request 1 begun, part of its PARAMS, then nothing; /hello as request 2
+# every 0.1 s beside it.  Before: still open after 5 s (each /hello's
+# PARAMS ending restarted the clock of the oldest request).
+line=$(python3 "$TOP/tests/fcgi_hostile.py" "$EVFCGID_PORT" abandon 5)
+echo "# abandoned id, /hello beside it: $line"
+check "abandoned id: closed at the header timeout while others are served" \
+	in_window "$line"
+check "abandoned id: the others were served meanwhile" \
+	awk '$5 > 5 { ok = 1 } END { exit !ok }' <<<"$line"
+# One byte every 2 s (the idle timeout less one), never a whole record.
+line=$(python3 "$TOP/tests/fcgi_hostile.py" "$EVFCGID_PORT" dribble 8 2)
+echo "# one byte every 2 s: $line"
+check "dribble: a record unfinished at the header timeout closes" \
+	in_window "$line"
+check "abandoned, dribble: logged as timeouts" \
+	test "$(grep -c 'timeout' "$T/hostile.log")" -ge 2
 finish

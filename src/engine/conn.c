@@ -204,8 +204,10 @@ conn_set_state(struct conn *c, enum conn_state s)
 		log_debug("%s: %s -> %s", c->c_peer,
 		    conn_state_names[c->c_state], conn_state_names[s]);
 	c->c_state = s;
-	if (s == CONN_READING)
-		conn_params_clock(c);
+	if (s == CONN_READING && !c->c_stream_held)
+		conn_params_resume(c);
+	else if (s == CONN_PAUSED)
+		conn_params_hold(c);
 	if (s != CONN_DEAD)
 		conn_read_update(c);
 	return 0;
@@ -731,7 +733,8 @@ conn_req_produce(struct evfcgi_req *r, void *arg)
 /*
  * Arms the one timer a connection needs now: the deadline of the oldest
  * request whose PARAMS are incomplete, while c reads (counted from its
- * BEGIN_REQUEST, or from when c last waited afresh: conn_params_clock), or
+ * BEGIN_REQUEST or the end of the PARAMS before it, the time c held
+ * itself not counted: conn_params_clock), or
  * an idle timeout (restarted by every read) while input is awaited, or
  * none while only the application or the output is pending (the write
  * event's timeout watches the output); and, before any of those, the
@@ -805,12 +808,11 @@ conn_timer_update(struct conn *c)
 }
 
 /*
- * The time the daemon spends on a connection's other requests, or paused
- * above the high mark, is not its peer's: a client that begins many
- * requests and then sends their PARAMS one after another makes progress
- * with each, and none of them is timed out meanwhile.  A peer that stops
- * sending is still closed header_timeout after the last request whose
- * PARAMS ended (or its own BEGIN_REQUEST, if later).
+ * A peer that begins many requests and then sends their PARAMS one after
+ * another makes progress with each, oldest first, and none of them is
+ * timed out meanwhile; one that abandons a request is closed
+ * header_timeout after the request before it ended its PARAMS (or its own
+ * BEGIN_REQUEST, if later), whatever it does with other requests.
  */
 void
 conn_params_clock(struct conn *c)
@@ -820,6 +822,33 @@ conn_params_clock(struct conn *c)
 	if ((r = TAILQ_FIRST(&c->c_params)) != NULL)
 		event_base_gettimeofday_cached(c->c_env->ce_base,
 		    &r->r_wait_from);
+}
+
+void
+conn_params_hold(struct conn *c)
+{
+	if (c->c_held)
+		return;
+	c->c_held = 1;
+	event_base_gettimeofday_cached(c->c_env->ce_base, &c->c_held_since);
+}
+
+void
+conn_params_resume(struct conn *c)
+{
+	struct evfcgi_req	*r;
+	struct timeval		 now, held;
+
+	if (!c->c_held)
+		return;
+	c->c_held = 0;
+	if ((r = TAILQ_FIRST(&c->c_params)) == NULL)
+		return;
+	event_base_gettimeofday_cached(c->c_env->ce_base, &now);
+	if (!timercmp(&now, &c->c_held_since, >))
+		return;
+	timersub(&now, &c->c_held_since, &held);
+	timeradd(&r->r_wait_from, &held, &r->r_wait_from);
 }
 
 /*

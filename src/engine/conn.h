@@ -108,12 +108,15 @@ struct conn {
 	unsigned		 c_stream_held:1; /* a STDIN record waits for
 						   its handler to take more */
 	unsigned		 c_stuck:2;	/* write timer ran without a write */
+	unsigned		 c_held:1;	/* not reading for itself
+						   since c_held_since */
 	unsigned		 c_idle_lazy:1;	/* c_timer pending for an idle
 						   deadline at or before the
 						   real one (checked on fire) */
 	int			 c_outq;	/* kernel send queue seen then */
 	struct timeval		 c_partial_since; /* its first byte came */
 	struct timeval		 c_idle_from;	/* the idle countdown began */
+	struct timeval		 c_held_since;
 	int			 c_in_cb;	/* inside one of our callbacks */
 	enum conn_timer		 c_timer_kind;
 	struct event		 c_timer;
@@ -209,11 +212,20 @@ int		 conn_set_state(struct conn *c, enum conn_state s);
 void		 conn_timer_update(struct conn *c);
 
 /*
- * c waits on its peer for PARAMS afresh (a request's PARAMS ended, or c
- * reads again): the header timeout of the oldest request still in PARAMS
- * counts from now.
+ * The oldest request in PARAMS finished them: the header timeout of the
+ * next one counts from now.  (Another request's PARAMS ending is no
+ * progress for the oldest: a peer cannot keep an abandoned one alive by
+ * going on with others.)
  */
 void		 conn_params_clock(struct conn *c);
+
+/*
+ * c stops reading for itself (paused above the high mark, a streamed body
+ * held) and reads again: the time between is the daemon's, not its
+ * peer's, and the oldest request in PARAMS gets it back.
+ */
+void		 conn_params_hold(struct conn *c);
+void		 conn_params_resume(struct conn *c);
 
 /* Reads while c is reading, has room for input and the peer may send. */
 void		 conn_read_update(struct conn *c);

@@ -95,7 +95,8 @@ conn_records(struct conn *c, struct conn_src *s)
 
 	if (c->c_stream_held) {
 		c->c_stream_held = 0;
-		conn_params_clock(c);
+		if (c->c_state == CONN_READING)
+			conn_params_resume(c);
 	}
 	c->c_in_records = 1;
 	rc = conn_records_run(c, s);
@@ -239,6 +240,7 @@ conn_hold(struct conn *c, const struct fcgi_header *h)
 	    (r = reqtab_find(&c->c_tab, h->request_id)) != NULL &&
 	    req_body_full(r)) {
 		c->c_stream_held = 1;
+		conn_params_hold(c);
 		return 1;
 	}
 	return 0;
@@ -376,6 +378,7 @@ static int
 conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 {
 	const char	*why;
+	int		 first;
 
 	if (rec->hdr.content_length > 0) {
 		if (req_params_add(r, rec->content,
@@ -385,10 +388,13 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		}
 		return 0;
 	}
-	/* r leaves PARAMS, whatever comes of it: the next one's turn. */
+	/* r leaves PARAMS, whatever comes of it: if it was the oldest, the
+	   next one's turn. */
+	first = TAILQ_FIRST(&c->c_params) == r;
 	TAILQ_REMOVE(&c->c_params, r, r_params_entry);
 	c->c_nparams--;
-	conn_params_clock(c);
+	if (first)
+		conn_params_clock(c);
 	if (req_params_end(r, &why) == -1) {
 		conn_error(c, why);
 		return -1;
