@@ -208,18 +208,24 @@ stop_cgi_backend() {
 
 # cgi_locations ADDR [git=ROOT]: the nginx location blocks for CGI through
 # the gateway at ADDR (127.0.0.1:PORT or unix:/path), one per line joined
-# by a literal "\n" as fe_rewrite takes them.  /cgi-bin/ runs
-# $document_root/cgi-bin/NAME for /cgi-bin/NAME/PATH_INFO (fcgiwrap's
-# convention: SCRIPT_FILENAME is $document_root$fastcgi_script_name); with
-# git=ROOT, /git/ is git-http-backend over the repositories in ROOT.  Both
-# stream (fastcgi_buffering off) so a slow client's backpressure reaches
-# the gateway.  Both name the gateway directly, not through an upstream
-# with `keepalive`: nginx 1.22 with fastcgi_buffering off returns such a
+# by a literal "\n" as fe_rewrite takes them, as docs/cgi.md quotes them:
+# the stock params file first (CGI_NGINX_PARAMS: Debian's
+# /etc/nginx/fastcgi_params as nginx-common installs it, which sets
+# SCRIPT_NAME, DOCUMENT_ROOT, REMOTE_USER ... itself), then the location's
+# own lines, which nginx sends after it: the gateway must take the last
+# of a name.  /cgi-bin/ runs $document_root/cgi-bin/NAME for
+# /cgi-bin/NAME/PATH_INFO (fcgiwrap's convention: SCRIPT_FILENAME is
+# $document_root$fastcgi_script_name); with git=ROOT, /git/ is
+# git-http-backend over the repositories in ROOT.  Both stream
+# (fastcgi_buffering off) so a slow client's backpressure reaches the
+# gateway.  Both name the gateway directly, not through an upstream with
+# `keepalive`: nginx 1.22 with fastcgi_buffering off returns such a
 # connection to its keepalive pool after END_REQUEST even without
 # fastcgi_keep_conn (it never asked for FCGI_KEEP_CONN), and fcgiwrap
 # closes it as the spec says: a request nginx sent on it meanwhile got a
 # 502 (7 of 30 `git ls-remote`), and a POST is not retried.  fcgiwrap
 # does not keep connections (with fastcgi_keep_conn on, 30 of 30 failed).
+CGI_NGINX_PARAMS=${CGI_NGINX_PARAMS:-/etc/nginx/fastcgi_params}
 cgi_locations() {
 	local addr=$1 git="" v
 	shift
@@ -231,18 +237,19 @@ cgi_locations() {
 	done
 	{
 		printf 'location /cgi-bin/ {\n\tfastcgi_pass %s;\n' "$addr"
+		cgi_params
 		cat <<'NGINX'
 	fastcgi_buffering off;
 	fastcgi_split_path_info ^(/cgi-bin/[^/]+)(/.*)$;
 	fastcgi_param SCRIPT_FILENAME   $document_root$fastcgi_script_name;
 	fastcgi_param SCRIPT_NAME       $fastcgi_script_name;
 	fastcgi_param PATH_INFO         $fastcgi_path_info;
+}
 NGINX
-		cgi_params
-		echo "}"
-		[ -n "$git" ] && cat <<NGINX
-location /git/ {
-	fastcgi_pass $addr;
+		if [ -n "$git" ]; then
+			printf 'location /git/ {\n\tfastcgi_pass %s;\n' "$addr"
+			cgi_params
+			cat <<NGINX
 	fastcgi_buffering off;
 	client_max_body_size 0;
 	fastcgi_split_path_info ^(/git)(/.*)\$;
@@ -251,14 +258,21 @@ location /git/ {
 	fastcgi_param PATH_INFO         \$fastcgi_path_info;
 	fastcgi_param GIT_PROJECT_ROOT  $git;
 	fastcgi_param GIT_HTTP_EXPORT_ALL 1;
+}
 NGINX
-		[ -n "$git" ] && cgi_params && echo "}"
+		fi
 	} | awk '{ printf "%s%s", sep, $0; sep = "\\n" }'
 }
 
-# cgi_params: the rest of the CGI/1.1 parameters, as in
-# nginx.conf.example's location / (Debian's fastcgi_params).
+# cgi_params: the rest of the CGI/1.1 parameters: `include
+# $CGI_NGINX_PARAMS` as installed, or where there is none (an nginx not
+# from Debian) its lines, as in nginx.conf.example's location /.
 cgi_params() {
+	if [ -r "$CGI_NGINX_PARAMS" ]; then
+		printf '\tinclude %s;\n' "$CGI_NGINX_PARAMS"
+		return
+	fi
+	echo "# cgi.sh: no $CGI_NGINX_PARAMS: its usual lines instead" >&2
 	cat <<'NGINX'
 	fastcgi_param QUERY_STRING      $query_string;
 	fastcgi_param REQUEST_METHOD    $request_method;

@@ -6,7 +6,12 @@
 # binary) is cloned and mirrored over HTTP and compared ref by ref with
 # the source, fsck'd; then a commit, a branch and a tag are pushed (the
 # pack over 1 MiB, so git sends it chunked) and the source must have
-# them.  A backend that cannot run is a failure.
+# them.  The location includes Debian's stock params file as installed:
+# for evfcgid fastcgi.conf, which sets SCRIPT_FILENAME to
+# $document_root$fastcgi_script_name before the location names
+# git-http-backend (nginx sends both; the last must run); for fcgiwrap
+# fastcgi_params, since fcgiwrap runs the first (getenv over the list:
+# 403 for $document_root/git).  A backend that cannot run is a failure.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"
@@ -57,8 +62,10 @@ run_backend() {
 	local b=$1 url c m t0 faults head
 	start_cgi_backend "$b" "$(dirname "$GIT_HTTP_BACKEND")" tcp 4 ||
 		{ not_ok "$b: starts (log: $(tail -n 3 "$CGI_LOG"))"; return; }
+	[ "$b" = evfcgid ] && CGI_NGINX_PARAMS=/etc/nginx/fastcgi.conf
 	start_cgi_nginx "$CGI_ADDR" "$WWW" "git=$T/repos" ||
 		{ not_ok "$b: nginx in front of it starts"; return; }
+	CGI_NGINX_PARAMS=/etc/nginx/fastcgi_params
 	url=$CGI_URL/git/src.git
 	c=$T/clone.$b
 	m=$T/mirror.$b.git

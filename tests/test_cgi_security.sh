@@ -8,8 +8,9 @@
 # document root), runs only inside the CGI root, and passes no arguments;
 # a program is checked when it runs and run from what was checked (a
 # file swapped for a symlink out of the root while its request waits in
-# the queue is refused); a parameter the gateway decides on, given twice,
-# is refused.
+# the queue is refused); a parameter given twice is read as its last,
+# by the gateway and in the program's environment alike, SCRIPT_FILENAME
+# is the path checked and PATH_TRANSLATED is not passed on.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"
@@ -236,32 +237,59 @@ check "rename loop: the program outside the root never ran ($i requests, $served
 stop_cgi_backend
 rm -f "$CGIBIN/swap.sh" "$CGIBIN"/swap.sh.?
 
-# --- 6. One value per parameter. ---------------------------------------
-# The first SCRIPT_FILENAME was checked and run, the last was in the
-# program's environment: a parameter the gateway decides on, twice, is
-# refused (400, logged); a header twice (nginx 1.22 sends each line) is
-# not.
+# --- 6. One value per parameter: the last. ----------------------------
+# nginx sends a name twice when a location sets it after `include
+# fastcgi_params`; the last is meant, and PHP-FPM keeps it.  What the
+# gateway checks and runs is the last, and the program's environment
+# holds that one too (before: 400 "a parameter given twice").  Logged at
+# debug only (-vv).  PATH_TRANSLATED, which the peer sends unchecked, is
+# never passed on, and SCRIPT_FILENAME is always the path checked, also
+# when the program was named by DOCUMENT_ROOT + SCRIPT_NAME.
+CGI_EVFCGID_FLAGS=(-vv)
 start_evfcgid_cgi "$CGIBIN" || { not_ok "evfcgid --cgi starts"; finish; }
-for nv in "SCRIPT_FILENAME=/bin/sh" "SCRIPT_FILENAME=$CGIBIN/env.sh" "SCRIPT_NAME=/x" \
-	REQUEST_METHOD=POST "QUERY_STRING=a=2" "REQUEST_URI=/y" "DOCUMENT_ROOT=/" \
+CGI_EVFCGID_FLAGS=()
+for nv in "SCRIPT_NAME=/x" REQUEST_METHOD=POST "QUERY_STRING=a=2" "REQUEST_URI=/y" \
 	"PATH_INFO=/a PATH_INFO=/b" "CONTENT_LENGTH=0 CONTENT_LENGTH=0" \
 	"REMOTE_USER=alice REMOTE_USER=root" "GATEWAY_INTERFACE=CGI/1.1"; do
 	pname=${nv%%=*}
+	last=${nv##* }
 	new_log_lines >/dev/null
 	# shellcheck disable=SC2086
 	get env.sh "a=1" $nv
 	lines=$(new_log_lines)
-	check "duplicates: $pname twice: 400 ($CODE, $(grep "^$pname=" <<<"$BODY" | head -n 1))" \
-		test "$CODE" = 400
-	check "duplicates: $pname twice: logged naming it ($(echo "$lines" | head -n 1 | cut -c1-120))" \
-		eval 'echo "$lines" | grep -q "400.*$pname"'
+	check "duplicates: $pname twice: 200, the last in the environment ($CODE, $(grep "^$pname=" <<<"$BODY" | tr '\n' ' '))" \
+		eval '[ "$CODE" = 200 ] && [ "$(grep "^$pname=" <<<"$BODY" | sort -u)" = "$last" ]'
+	check "duplicates: $pname twice: logged at debug naming it ($(echo "$lines" | grep "more than once" | head -n 1 | cut -c1-120))" \
+		eval 'echo "$lines" | grep -q "debug.*$pname given more than once: the last is used"'
 done
+# The program run is the last SCRIPT_FILENAME: outside the root, refused.
+get env.sh "" "SCRIPT_FILENAME=/bin/sh"
+check "duplicates: SCRIPT_FILENAME env.sh then /bin/sh: the last is checked, 403 ($CODE)" \
+	test "$CODE" = 403
+get hello.sh "" "SCRIPT_FILENAME=$CGIBIN/env.sh"
+check "duplicates: SCRIPT_FILENAME hello.sh then env.sh: env.sh ran and says so ($CODE, $(grep '^SCRIPT_FILENAME=' <<<"$BODY"))" \
+	eval '[ "$CODE" = 200 ] && [ "$(grep "^SCRIPT_FILENAME=" <<<"$BODY" | sort -u)" = "SCRIPT_FILENAME=$CGIBIN/env.sh" ]'
+get env.sh "" "DOCUMENT_ROOT=/"
+check "duplicates: DOCUMENT_ROOT twice, SCRIPT_FILENAME once: served, the last DOCUMENT_ROOT seen ($CODE)" \
+	eval '[ "$CODE" = 200 ] && grep -qx "DOCUMENT_ROOT=/" <<<"$BODY"'
 get env.sh "" HTTP_COOKIE=a=1 HTTP_COOKIE=b=2 HTTP_X_A=1 HTTP_X_A=2
-check "duplicates: a header twice (HTTP_COOKIE, HTTP_X_A) is served ($CODE)" \
-	eval '[ "$CODE" = 200 ] && grep -q "^HTTP_COOKIE=" <<<"$BODY"'
+check "duplicates: a header twice (HTTP_COOKIE, HTTP_X_A): served, the last ($CODE)" \
+	eval '[ "$CODE" = 200 ] && grep -qx "HTTP_COOKIE=b=2" <<<"$BODY"'
 get env.sh "" "script_filename=/bin/sh"
-check "duplicates: script_filename is another name: served, SCRIPT_FILENAME as sent ($CODE)" \
+check "duplicates: script_filename is another name: served, SCRIPT_FILENAME as checked ($CODE)" \
 	eval '[ "$CODE" = 200 ] && grep -qx "SCRIPT_FILENAME=$CGIBIN/env.sh" <<<"$BODY"'
+# No SCRIPT_FILENAME: DOCUMENT_ROOT + SCRIPT_NAME is checked and run, and
+# the program is told that path; PATH_TRANSLATED (here a file outside the
+# root, which php-cgi would have run) is not passed on.
+raw "DOCUMENT_ROOT=$WWW" "SCRIPT_NAME=/cgi-bin/env.sh" "REQUEST_METHOD=GET" \
+	"PATH_INFO=/x" "PATH_TRANSLATED=/etc/passwd" "QUERY_STRING="
+check "no SCRIPT_FILENAME: SCRIPT_FILENAME is the path checked ($CODE, $(grep '^SCRIPT_FILENAME=' <<<"$BODY"))" \
+	eval '[ "$CODE" = 200 ] && grep -qx "SCRIPT_FILENAME=$WWW/cgi-bin/env.sh" <<<"$BODY"'
+check "PATH_TRANSLATED is not passed on ($(grep '^PATH_TRANSLATED=' <<<"$BODY"))" \
+	eval '! grep -q "^PATH_TRANSLATED=" <<<"$BODY"'
+get env.sh "" "PATH_TRANSLATED=/etc/passwd"
+check "PATH_TRANSLATED is not passed on with SCRIPT_FILENAME either ($(grep '^PATH_TRANSLATED=' <<<"$BODY"))" \
+	eval '[ "$CODE" = 200 ] && ! grep -q "^PATH_TRANSLATED=" <<<"$BODY"'
 stop_cgi_backend
 
 finish

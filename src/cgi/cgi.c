@@ -144,9 +144,22 @@ cgi_free(struct cgi *cg)
 	free(cg);
 }
 
+const char *
+cgi_req_param(struct evfcgi_req *req, const char *name)
+{
+	const char	*n, *v, *last = NULL;
+	size_t		 i = 0;
+
+	while (evfcgi_param_next(req, &i, &n, &v))
+		if (strcmp(n, name) == 0)
+			last = v;
+	return last;
+}
+
 /*
  * The program a request names: SCRIPT_FILENAME (fcgiwrap's convention),
- * else DOCUMENT_ROOT and SCRIPT_NAME.  Returns it (malloc'd), or NULL.
+ * else DOCUMENT_ROOT and SCRIPT_NAME, each the last of its name.
+ * Returns it (malloc'd), or NULL.
  */
 static char *
 cgi_script(struct evfcgi_req *req)
@@ -154,10 +167,10 @@ cgi_script(struct evfcgi_req *req)
 	const char	*f, *root, *name;
 	char		*s;
 
-	if ((f = evfcgi_param(req, "SCRIPT_FILENAME")) != NULL && *f != '\0')
+	if ((f = cgi_req_param(req, "SCRIPT_FILENAME")) != NULL && *f != '\0')
 		return strdup(f);
-	root = evfcgi_param(req, "DOCUMENT_ROOT");
-	name = evfcgi_param(req, "SCRIPT_NAME");
+	root = cgi_req_param(req, "DOCUMENT_ROOT");
+	name = cgi_req_param(req, "SCRIPT_NAME");
 	if (root == NULL || name == NULL || *root == '\0' || *name == '\0')
 		return NULL;
 	if (asprintf(&s, "%s%s", root, name) == -1)
@@ -204,14 +217,15 @@ cgi_handler(struct evfcgi_req *req, void *arg)
 		evfcgi_respond_error(req, 500, NULL);
 		return;
 	}
-	/* What is checked and what the program's environment says agree. */
-	why = cgi_param_dup(pv, n);
+	/*
+	 * A name given twice (a location's line after `include
+	 * fastcgi_params`): the last is what is checked and what the
+	 * program sees, as a later line intends and as PHP-FPM reads it.
+	 */
+	if ((why = cgi_param_dup(pv, n)) != NULL)
+		log_debug("cgi: %s given more than once: the last is used",
+		    why);
 	free(pv);
-	if (why != NULL) {
-		log_warn("cgi: refused (400): %s given more than once", why);
-		evfcgi_respond_error(req, 400, "a parameter given twice");
-		return;
-	}
 	if ((argv0 = cgi_script(req)) == NULL) {
 		log_warn("cgi: request for %s names no program (no "
 		    "SCRIPT_FILENAME, nor DOCUMENT_ROOT and SCRIPT_NAME)",
@@ -436,17 +450,26 @@ cgi_job_start(struct cgi_job *job, int front)
 	cg->cg_nqueued++;
 }
 
-/* The environment for job's program (free() it), or NULL. */
+/*
+ * The environment for job's program (free() it), or NULL: what it names
+ * is what was checked, SCRIPT_FILENAME the path opened, and no
+ * PATH_TRANSLATED, which the peer sent unchecked (php-cgi would run it).
+ */
 static char **
 job_env(struct cgi_job *job)
 {
-	struct cgi_param	*pv;
+	struct cgi_param	*pv, over[CGI_NOVER + 2];
 	char			**envp;
-	size_t			 n;
+	size_t			 n, nover = job->j_nover;
 
 	if ((pv = cgi_params(job->j_req, &n)) == NULL)
 		return NULL;
-	envp = cgi_env_build(pv, n, job->j_over, job->j_nover);
+	memcpy(over, job->j_over, nover * sizeof(over[0]));
+	over[nover].p_name = "SCRIPT_FILENAME";
+	over[nover++].p_value = job->j_argv0;
+	over[nover].p_name = "PATH_TRANSLATED";
+	over[nover++].p_value = NULL;
+	envp = cgi_env_build(pv, n, over, nover);
 	free(pv);
 	return envp;
 }

@@ -155,8 +155,8 @@ char	**cgi_env_build(const struct cgi_param *pv, size_t n,
  * The first name among pv (n params) that the gateway decides on and
  * that comes more than once, or NULL: the CGI/1.1 meta-variables (RFC
  * 3875 4.1) and DOCUMENT_ROOT, DOCUMENT_URI, REQUEST_URI and
- * SCRIPT_FILENAME.  The gateway reads the first of a name, a program's
- * environment would hold the last: such a request is refused (400).
+ * SCRIPT_FILENAME.  The gateway reads the last of a name, as the
+ * program's environment holds it; this only says so in the debug log.
  */
 const char *cgi_param_dup(const struct cgi_param *pv, size_t n);
 
