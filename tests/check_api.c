@@ -3,20 +3,17 @@
  * socketpair: the query read as form data, the path below a prefix route,
  * a body cap per route, the application's error pages, evfcgi_printf(),
  * the log hook (and how a peer's disconnect is logged).  The test plays
- * the web server and runs the loop in this process.
+ * the web server (tests/fcgi_peer.c) and runs the loop in this process.
  */
-#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -24,17 +21,14 @@
 
 #include "evfcgi.h"
 #include "fcgi_proto.h"
+#include "tests/fcgi_peer.h"
 #include "tests/suite.h"
 
-static struct event_base	*base;
-static struct evfcgi_server	*srv;
 static struct evfcgi_limits	 lim;
-static int			 fd = -1;	/* the web server's end */
+static struct peer		*web;	/* the web server */
 
-/* What came back for request 1. */
-static char	*out;
-static size_t	 outlen;
-static int	 ended;
+/* What came back for request 1, after answer(): web->r[1].out. */
+static const char	*out;
 
 /* What the handlers saw. */
 static int	 handled;
@@ -51,17 +45,12 @@ static size_t	 nlines;
 static void
 setup(void)
 {
-	int	 sv[2];
-
 	signal(SIGPIPE, SIG_IGN);
 	evfcgi_limits_default(&lim);
 	lim.sndbuf = 0;
 	ck_assert_ptr_nonnull(base = event_base_new());
 	ck_assert_ptr_nonnull(srv = evfcgi_server_new(base, &lim));
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	ck_assert_int_eq(evfcgi_adopt(srv, sv[0]), 0);
-	fd = sv[1];
-	fcntl(fd, F_SETFL, O_NONBLOCK);
+	web = peer_new();
 	handled = 0;
 	body_seen = 0;
 	nlines = 0;
@@ -70,57 +59,15 @@ setup(void)
 static void
 teardown(void)
 {
-	if (fd != -1)
-		close(fd);
-	fd = -1;
+	if (web != NULL)
+		peer_free(web);
+	web = NULL;
+	out = NULL;
 	evfcgi_server_free(srv);
 	event_base_free(base);
 	srv = NULL;
 	base = NULL;
-	free(out);
-	out = NULL;
-	outlen = 0;
-	ended = 0;
 	ck_assert_int_eq(evfcgi_set_log("evfcgid", LOG_INFO, NULL, NULL), 0);
-}
-
-static double
-now_s(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Writes all of buf, running the loop while the socket is full. */
-static void
-put(const void *buf, size_t len)
-{
-	const uint8_t	*b = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		if ((n = write(fd, b, len)) == -1 && errno == EAGAIN) {
-			event_base_loop(base, EVLOOP_NONBLOCK);
-			continue;
-		}
-		ck_assert_int_gt(n, 0);
-		b += n;
-		len -= (size_t)n;
-	}
-}
-
-static void
-record(uint8_t type, const void *data, size_t len)
-{
-	uint8_t	 hdr[8], pad[8] = { 0 };
-
-	fcgi_header_encode(hdr, type, 1, (uint16_t)len, fcgi_padding(len));
-	put(hdr, 8);
-	if (len > 0)
-		put(data, len);
-	put(pad, fcgi_padding(len));
 }
 
 /*
@@ -130,74 +77,30 @@ record(uint8_t type, const void *data, size_t len)
 static void
 send_req(const char *const *nv, const char *body, size_t blen, size_t step)
 {
-	uint8_t	 b[16], params[8192];
-	size_t	 n = 0, k;
+	uint8_t	 params[8192];
+	size_t	 n, k;
 
-	for (; nv[0] != NULL; nv += 2)
-		n += fcgi_nv_encode(params + n, sizeof(params) - n, nv[0],
-		    strlen(nv[0]), nv[1], strlen(nv[1]));
-	ck_assert_uint_le(n, sizeof(params));
-	fcgi_begin_encode(b, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
-	put(b, sizeof(b));
-	record(FCGI_PARAMS, params, n);
-	record(FCGI_PARAMS, NULL, 0);
+	n = nv_list(params, sizeof(params), nv);
+	send_begin(web, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
+	send_record(web, FCGI_PARAMS, 1, params, n);
+	send_record(web, FCGI_PARAMS, 1, NULL, 0);
 	if (step == 0)
 		step = 65535;
 	for (; blen > 0; body += k, blen -= k) {
 		k = blen < step ? blen : step;
-		record(FCGI_STDIN, body, k);
+		send_record(web, FCGI_STDIN, 1, body, k);
 	}
-	record(FCGI_STDIN, NULL, 0);
-}
-
-/* Reads what is there; parses request 1's STDOUT and END_REQUEST. */
-static void
-take(void)
-{
-	static uint8_t		 in[1 << 20];
-	static size_t		 inlen;
-	struct fcgi_record	 rec;
-	ssize_t			 n;
-	size_t			 off = 0;
-
-	while ((n = read(fd, in + inlen, sizeof(in) - inlen)) > 0)
-		inlen += (size_t)n;
-	while ((n = fcgi_parse(in + off, inlen - off, &rec)) > 0) {
-		off += (size_t)n;
-		if (rec.hdr.type == FCGI_STDOUT) {
-			out = realloc(out, outlen + rec.hdr.content_length + 1);
-			memcpy(out + outlen, rec.content,
-			    rec.hdr.content_length);
-			outlen += rec.hdr.content_length;
-			out[outlen] = '\0';
-		} else if (rec.hdr.type == FCGI_END_REQUEST)
-			ended = 1;
-	}
-	ck_assert_int_ne(n, -1);
-	memmove(in, in + off, inlen - off);
-	inlen -= off;
+	send_record(web, FCGI_STDIN, 1, NULL, 0);
 }
 
 /* Runs the loop until request 1 has ended; returns its status. */
 static int
 answer(void)
 {
-	double	 end = now_s() + 5;
-
-	free(out);
-	out = NULL;
-	outlen = 0;
-	ended = 0;
-	while (!ended && now_s() < end) {
-		event_base_loop(base, EVLOOP_NONBLOCK);
-		take();
-		if (!ended)
-			usleep(200);
-	}
-	ck_assert_msg(ended, "no END_REQUEST");
-	ck_assert_ptr_nonnull(out);
-	ck_assert(strncmp(out, "Status: ", 8) == 0);
-	return atoi(out + 8);
+	resp_reset(web, 1);
+	ck_assert_msg(RUN_UNTIL(web, web->r[1].ended, 5), "no END_REQUEST");
+	out = web->r[1].out;
+	return resp_status(&web->r[1]);
 }
 
 /* A GET of uri (query after '?'): its status, the answer in out. */
@@ -504,17 +407,10 @@ END_TEST
 START_TEST(route_body_cap_above_max_body)
 {
 	evfcgi_server_free(srv);
-	close(fd);
+	peer_free(web);
 	lim.max_body = 8;
 	ck_assert_ptr_nonnull(srv = evfcgi_server_new(base, &lim));
-	{
-		int	 sv[2];
-
-		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-		ck_assert_int_eq(evfcgi_adopt(srv, sv[0]), 0);
-		fd = sv[1];
-		fcntl(fd, F_SETFL, O_NONBLOCK);
-	}
+	web = peer_new();
 	ck_assert_int_eq(evfcgi_route_prefix(srv, "/up/", h_body, NULL), 0);
 	ck_assert_int_eq(evfcgi_route_body_limit(srv, "/up/",
 	    EVFCGI_ROUTE_PREFIX, 100), 0);
@@ -656,7 +552,6 @@ END_TEST
 START_TEST(peer_gone_quiet)
 {
 	size_t	 i;
-	uint8_t	 some[4096];
 
 	ck_assert_int_eq(evfcgi_route(srv, "/big", h_big, NULL), 0);
 	ck_assert_int_eq(evfcgi_set_log(NULL, LOG_DEBUG, log_take, NULL), 0);
@@ -668,10 +563,10 @@ START_TEST(peer_gone_quiet)
 	}
 	for (i = 0; i < 50; i++) {
 		event_base_loop(base, EVLOOP_NONBLOCK);
-		(void)!read(fd, some, sizeof(some));
+		peer_read(web, 4096);
 	}
-	close(fd);
-	fd = -1;
+	peer_free(web);
+	web = NULL;
 	for (i = 0; i < 200 && logged("closed") == -1; i++) {
 		event_base_loop(base, EVLOOP_NONBLOCK);
 		usleep(1000);
@@ -701,24 +596,26 @@ h_bye(struct evfcgi_req *req, void *arg)
 /* No base, no limits: the server's own loop, freed with it (ASan). */
 START_TEST(own_base)
 {
-	struct evfcgi_server	*own;
+	struct evfcgi_server	*own, *suite_srv = srv;
 	const char		*nv[] = { "REQUEST_METHOD", "GET",
 	    "REQUEST_URI", "/bye", NULL };
-	int			 sv[2], had_base = 0;
+	int			 had_base = 0;
 
 	ck_assert_ptr_nonnull(own = evfcgi_server_new(NULL, NULL));
 	ck_assert_uint_eq(evfcgi_get_limits(own)->max_body, lim.max_body);
 	ck_assert_int_eq(evfcgi_route(own, "/bye", h_bye, &had_base), 0);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	ck_assert_int_eq(evfcgi_adopt(own, sv[0]), 0);
-	close(fd);
-	fd = sv[1];
+	/* The peer joins the server that srv names when it is made. */
+	peer_free(web);
+	srv = own;
+	web = peer_new();
+	srv = suite_srv;
 	send_req(nv, NULL, 0, 0);
 	ck_assert_int_eq(evfcgi_run(own), 0);
 	ck_assert_int_eq(had_base, 1);
 	evfcgi_server_free(own);
-	take();
-	ck_assert(ended);
+	peer_read(web, 0);
+	ck_assert(web->r[1].ended);
+	out = web->r[1].out;
 	ck_assert_str_eq(body_of(), "bye");
 }
 END_TEST
