@@ -25,6 +25,7 @@
 
 #include "cgi.h"
 
+static int	sys_openat2(int, const char *, int);
 static int	open_beneath(int, const char *, int, const char *);
 static int	may_exec(int, const struct stat *);
 static int	open_prog(int, const char *, const char *);
@@ -37,18 +38,20 @@ static void	child_run(const struct cgi_prog *, char *const[],
 static void	close_pair(int[2]);
 
 /*
- * Opens rel (relative, "." for dirfd itself) beneath dirfd with flags
- * (O_PATH and the like; close-on-exec added), no symbolic link followed
- * on the way.  want is the absolute path rel must turn out to be, checked
- * on the descriptor where openat2 is missing.  Returns the descriptor, or
- * -1 with errno (ELOOP, EXDEV: a link or a way out).
+ * Whether openat2 and faccessat2 answer here: 1 yes, 0 no, -1 not known
+ * yet.  Each is tried once on something that must succeed (the directory
+ * itself, a file open already): a kernel without them says ENOSYS, but a
+ * seccomp filter that does not know them (older container runtimes'
+ * default profiles) says EPERM or EACCES, which would otherwise read as a
+ * refusal of every program.
  */
+static int	have_openat2 = -1;
+static int	have_faccessat2 = -1;
+
+/* openat2 of rel beneath dirfd, no link on the way; -1 with errno. */
 static int
-open_beneath(int dirfd, const char *rel, int flags, const char *want)
+sys_openat2(int dirfd, const char *rel, int flags)
 {
-	char		 link[32], got[PATH_MAX];
-	ssize_t		 n;
-	int		 fd;
 #ifdef SYS_openat2
 	struct open_how	 how;
 
@@ -56,11 +59,38 @@ open_beneath(int dirfd, const char *rel, int flags, const char *want)
 	how.flags = (unsigned)(flags | O_CLOEXEC);
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 	    RESOLVE_NO_MAGICLINKS;
-	if ((fd = (int)syscall(SYS_openat2, dirfd, rel, &how,
-	    sizeof(how))) >= 0 || errno != ENOSYS)
-		return fd;
+	return (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+#else
+	(void)dirfd;
+	(void)rel;
+	(void)flags;
+	errno = ENOSYS;
+	return -1;
 #endif
-	/* An older kernel: where the descriptor landed is checked. */
+}
+
+/*
+ * Opens rel (relative, "." for dirfd itself) beneath dirfd (a directory)
+ * with flags (O_PATH and the like; close-on-exec added), no symbolic link
+ * followed on the way.  want is the absolute path rel must turn out to
+ * be, checked on the descriptor where openat2 does not answer.  Returns
+ * the descriptor, or -1 with errno (ELOOP, EXDEV: a link or a way out).
+ */
+static int
+open_beneath(int dirfd, const char *rel, int flags, const char *want)
+{
+	char		 link[32], got[PATH_MAX];
+	ssize_t		 n;
+	int		 fd;
+
+	if (have_openat2 == -1) {
+		if ((fd = sys_openat2(dirfd, ".", O_PATH | O_DIRECTORY)) >= 0)
+			close(fd);
+		have_openat2 = fd >= 0;
+	}
+	if (have_openat2)
+		return sys_openat2(dirfd, rel, flags);
+	/* No openat2 (old kernel, seccomp): where it landed is checked. */
 	if ((fd = openat(dirfd, rel, flags | O_CLOEXEC | O_NOFOLLOW)) == -1)
 		return -1;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -78,11 +108,13 @@ static int
 may_exec(int fd, const struct stat *st)
 {
 #ifdef SYS_faccessat2
-	if (syscall(SYS_faccessat2, fd, "", X_OK, AT_EMPTY_PATH |
-	    AT_EACCESS) == 0)
-		return 1;
-	if (errno != ENOSYS && errno != EINVAL)
-		return 0;
+	/* F_OK on a file open already cannot fail where it works. */
+	if (have_faccessat2 == -1)
+		have_faccessat2 = syscall(SYS_faccessat2, fd, "", F_OK,
+		    AT_EMPTY_PATH | AT_EACCESS) == 0;
+	if (have_faccessat2)
+		return syscall(SYS_faccessat2, fd, "", X_OK, AT_EMPTY_PATH |
+		    AT_EACCESS) == 0;
 #else
 	(void)fd;
 #endif
