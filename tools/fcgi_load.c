@@ -84,7 +84,7 @@ static const char *const err_names[ERR_NKINDS] = {
 	"unknown_role", "protocol_status"
 };
 
-enum conn_state {
+enum fconn_state {
 	CS_IDLE,		/* no socket */
 	CS_RETRY,		/* unix listen queue full: connect() again soon */
 	CS_OPEN,		/* connecting or connected, requests in flight */
@@ -110,12 +110,12 @@ struct req {
  * One connection slot: a socket (or none; the slot's ls_wake also times a
  * unix connect retry, and ls_done counts the requests ended on the
  * socket) with its requests, its queued output and the state of the
- * record being read.  Torn down by conn_shut(), which leaves the requests
+ * record being read.  Torn down by fconn_shut(), which leaves the requests
  * to the caller.
  */
-struct conn {
+struct fconn {
 	struct lg_slot	 c_slot;
-	enum conn_state	 c_state;
+	enum fconn_state	 c_state;
 	struct event	 c_defer;	/* refill on the next loop turn */
 	int		 c_refill;	/* a kept request ended: start the next */
 	int64_t		 c_connect_us;
@@ -135,7 +135,7 @@ struct conn {
 	size_t		 c_endlen;
 };
 
-struct param {
+struct fparam {
 	char	*p_name;
 	char	*p_value;
 };
@@ -149,42 +149,42 @@ static void	 usage_error(const char *, ...)
 		    __attribute__((noreturn, format(printf, 1, 2)));
 static int	 server_parse(const char *, const char **);
 static void	 request_build(void);
-static void	 params_free(struct param *, size_t);
+static void	 params_free(struct fparam *, size_t);
 static void	 run_setup(void);
 static void	 start(void *);
 static int	 finish(void);
 static void	 cleanup(void);
-static void	 param_set(struct param **, size_t *, const char *, size_t,
+static void	 param_set(struct fparam **, size_t *, const char *, size_t,
 		    const char *);
 static int	 load_body(const char *, uint8_t **, size_t *);
 static void	 tmpl_add(uint8_t, const uint8_t *, size_t);
-static void	 tmpl_build(const struct param *, size_t, const uint8_t *,
+static void	 tmpl_build(const struct fparam *, size_t, const uint8_t *,
 		    size_t, uint8_t);
 static void	 tmpl_queue(struct evbuffer *, uint16_t, size_t, size_t);
-static void	 slot_fill(struct conn *);
-static void	 req_start(struct conn *);
-static void	 req_ok(struct conn *, struct req *);
-static void	 req_fail(struct conn *, struct req *, enum err_kind,
+static void	 slot_fill(struct fconn *);
+static void	 req_start(struct fconn *);
+static void	 req_ok(struct fconn *, struct req *);
+static void	 req_fail(struct fconn *, struct req *, enum err_kind,
 		    const char *);
-static void	 req_done(struct conn *, struct req *);
+static void	 req_done(struct fconn *, struct req *);
 static size_t	 req_head(struct req *, const uint8_t *, size_t);
 static void	 req_stdout(struct req *, const uint8_t *, size_t);
-static void	 conn_open(struct conn *);
-static void	 conn_connected(struct conn *);
-static void	 conn_clocks(struct conn *);
-static void	 conn_watch(struct conn *);
-static void	 conn_write(struct conn *);
-static void	 conn_read(struct conn *);
-static void	 conn_shut(struct conn *);
-static int	 conn_redial(struct conn *);
-static int	 conn_fail(struct conn *, enum err_kind, const char *, ...)
+static void	 fconn_open(struct fconn *);
+static void	 fconn_connected(struct fconn *);
+static void	 fconn_clocks(struct fconn *);
+static void	 fconn_watch(struct fconn *);
+static void	 fconn_write(struct fconn *);
+static void	 fconn_read(struct fconn *);
+static void	 fconn_shut(struct fconn *);
+static int	 fconn_redial(struct fconn *);
+static int	 fconn_fail(struct fconn *, enum err_kind, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
-static int	 conn_feed(struct conn *, const uint8_t *, size_t);
-static int	 rec_begin(struct conn *, const struct fcgi_header *);
-static void	 rec_data(struct conn *, const uint8_t *, size_t);
-static void	 rec_end(struct conn *);
-static void	 conn_cb(evutil_socket_t, short, void *);
-static void	 conn_woke(void *);
+static int	 fconn_feed(struct fconn *, const uint8_t *, size_t);
+static int	 rec_begin(struct fconn *, const struct fcgi_header *);
+static void	 rec_data(struct fconn *, const uint8_t *, size_t);
+static void	 rec_end(struct fconn *);
+static void	 fconn_cb(evutil_socket_t, short, void *);
+static void	 fconn_woke(void *);
 static void	 defer_cb(evutil_socket_t, short, void *);
 static void	 lat_add(int64_t);
 static int	 lat_cmp(const void *, const void *);
@@ -199,7 +199,7 @@ static double		 opt_duration, opt_limit, opt_timeout = TIMEOUT_SECS;
 static int		 opt_keep, opt_quiet, opt_begin_first;
 static long long	 opt_rcvbuf, opt_read_size = RBUF_SIZE, opt_pause;
 static const char	*opt_output, *opt_body;
-static struct param	*opt_params;	/* -p, in order */
+static struct fparam	*opt_params;	/* -p, in order */
 static size_t		 opt_nparams;
 static int		 opt_have_n;
 static long long	 max_conns;	/* the descriptor budget */
@@ -219,7 +219,7 @@ static struct evbuffer	*rest_q;	/* --begin-first: what follows BEGINs */
 static struct lg_run		 run;	/* lr_started: requests started */
 static const struct timeval	*timeout_tv, *linger_tv;
 static struct timeval		 pause_tv;
-static struct conn		*conns;
+static struct fconn		*conns;
 static long long		 per_conn;	/* request ids in flight per socket */
 static FILE			*out_fp;
 static int			 out_err;
@@ -343,10 +343,10 @@ server_parse(const char *s, const char **why)
  * *ps of *np entries, replacing an earlier value.  Exits on no memory.
  */
 static void
-param_set(struct param **ps, size_t *np, const char *name, size_t name_len,
+param_set(struct fparam **ps, size_t *np, const char *name, size_t name_len,
     const char *value)
 {
-	struct param	*p;
+	struct fparam	*p;
 	size_t		 i;
 
 	for (i = 0; i < *np; i++)
@@ -442,7 +442,7 @@ tmpl_add(uint8_t type, const uint8_t *data, size_t len)
  * variables of ps as PARAMS, body as STDIN) once, with request id 1.
  */
 static void
-tmpl_build(const struct param *ps, size_t np, const uint8_t *body,
+tmpl_build(const struct fparam *ps, size_t np, const uint8_t *body,
     size_t blen, uint8_t flags)
 {
 	uint8_t	*pv;
@@ -523,10 +523,10 @@ tmpl_queue(struct evbuffer *out, uint16_t id, size_t from, size_t to)
  * slot_fill: puts c back to work: starts requests on it until per_conn are
  * in flight or none is left to start, opening a socket if it has none, and
  * closes a socket that has nothing left to do.  A failure here never calls
- * back into slot_fill(): conn_fail() defers the next attempt.
+ * back into slot_fill(): fconn_fail() defers the next attempt.
  */
 static void
-slot_fill(struct conn *c)
+slot_fill(struct fconn *c)
 {
 	if (run.lr_stopping || c->c_state == CS_LINGER ||
 	    c->c_state == CS_RETRY)
@@ -538,18 +538,18 @@ slot_fill(struct conn *c)
 		oom();
 	if (c->c_nbusy == 0) {
 		if (c->c_state == CS_OPEN)
-			conn_shut(c);
+			fconn_shut(c);
 		return;
 	}
 	if (c->c_state == CS_IDLE)
-		conn_open(c);
+		fconn_open(c);
 	else
-		conn_write(c);
+		fconn_write(c);
 }
 
 /* req_start: queues a new request in a free id slot of c. */
 static void
-req_start(struct conn *c)
+req_start(struct fconn *c)
 {
 	struct req	*r;
 	long long	 i;
@@ -577,7 +577,7 @@ req_start(struct conn *c)
 
 /* req_ok: r was answered: counts its status and latency, frees its slot. */
 static void
-req_ok(struct conn *c, struct req *r)
+req_ok(struct fconn *c, struct req *r)
 {
 	completed++;
 	lg_status(&run, r->r_status);
@@ -587,7 +587,7 @@ req_ok(struct conn *c, struct req *r)
 
 /* req_fail: r failed for kind (why says more): counts it, frees its slot. */
 static void
-req_fail(struct conn *c, struct req *r, enum err_kind kind, const char *why)
+req_fail(struct fconn *c, struct req *r, enum err_kind kind, const char *why)
 {
 	errors[kind]++;
 	nerrors++;
@@ -598,7 +598,7 @@ req_fail(struct conn *c, struct req *r, enum err_kind kind, const char *why)
 
 /* req_done: frees r's slot on c; the run stops after the last request. */
 static void
-req_done(struct conn *c, struct req *r)
+req_done(struct fconn *c, struct req *r)
 {
 	r->r_busy = 0;
 	c->c_nbusy--;
@@ -665,11 +665,11 @@ req_stdout(struct req *r, const uint8_t *p, size_t len)
 }
 
 /*
- * conn_open: opens a socket for c's queued requests and starts connecting;
+ * fconn_open: opens a socket for c's queued requests and starts connecting;
  * a unix listener with a full queue is tried again a millisecond later.
  */
 static void
-conn_open(struct conn *c)
+fconn_open(struct fconn *c)
 {
 	struct timeval	 tv = { 0, 1000 };
 	const char	*step;
@@ -689,38 +689,38 @@ conn_open(struct conn *c)
 	}
 	if (r == -1) {
 		if (strcmp(step, "connect") == 0)
-			conn_fail(c, ERR_CONNECT, "connect to %s: %s",
+			fconn_fail(c, ERR_CONNECT, "connect to %s: %s",
 			    addr_str, strerror(errno));
 		else
-			conn_fail(c, ERR_CONNECT, "%s: %s", step,
+			fconn_fail(c, ERR_CONNECT, "%s: %s", step,
 			    strerror(errno));
 		return;
 	}
 	if (r == 1)
-		conn_clocks(c);
+		fconn_clocks(c);
 	/* On loopback the handshake is usually done already: write now. */
-	conn_write(c);
+	fconn_write(c);
 }
 
 /*
- * conn_connected: c's socket is known to be established; the latency of
- * the requests queued before starts now (conn_clocks()).
+ * fconn_connected: c's socket is known to be established; the latency of
+ * the requests queued before starts now (fconn_clocks()).
  */
 static void
-conn_connected(struct conn *c)
+fconn_connected(struct fconn *c)
 {
 	if (c->c_slot.ls_connected)
 		return;
 	c->c_slot.ls_connected = 1;
-	conn_clocks(c);
+	fconn_clocks(c);
 }
 
 /*
- * conn_clocks: c's socket is established: the latency of the requests in
+ * fconn_clocks: c's socket is established: the latency of the requests in
  * flight on it starts now, when their bytes can leave.
  */
 static void
-conn_clocks(struct conn *c)
+fconn_clocks(struct fconn *c)
 {
 	int64_t		t = now_us();
 	long long	i;
@@ -731,12 +731,12 @@ conn_clocks(struct conn *c)
 }
 
 /*
- * conn_watch: makes c_ev wait for what c needs now: reading unless paused,
+ * fconn_watch: makes c_ev wait for what c needs now: reading unless paused,
  * writing while output is queued; the timeout restarts with each change
  * and each event (EV_PERSIST).
  */
 static void
-conn_watch(struct conn *c)
+fconn_watch(struct fconn *c)
 {
 	short	want = 0;
 
@@ -748,9 +748,9 @@ conn_watch(struct conn *c)
 	    c->c_state == CS_LINGER ? linger_tv : timeout_tv);
 }
 
-/* conn_write: writes what c has queued, as much as the socket takes. */
+/* fconn_write: writes what c has queued, as much as the socket takes. */
 static void
-conn_write(struct conn *c)
+fconn_write(struct fconn *c)
 {
 	int	n;
 
@@ -759,25 +759,25 @@ conn_write(struct conn *c)
 		if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR) {
 			if (!c->c_slot.ls_connected)
-				conn_fail(c, ERR_CONNECT, "connect to %s: %s",
+				fconn_fail(c, ERR_CONNECT, "connect to %s: %s",
 				    addr_str, strerror(errno));
 			else
-				conn_fail(c, ERR_CLOSED, "write: %s",
+				fconn_fail(c, ERR_CLOSED, "write: %s",
 				    strerror(errno));
 			return;
 		}
 		if (n > 0)
-			conn_connected(c);
+			fconn_connected(c);
 	}
-	conn_watch(c);
+	fconn_watch(c);
 }
 
 /*
- * conn_read: one read of at most --read-size bytes from c, fed to the
+ * fconn_read: one read of at most --read-size bytes from c, fed to the
  * record parser; then a --pause, or the next requests on a kept socket.
  */
 static void
-conn_read(struct conn *c)
+fconn_read(struct fconn *c)
 {
 	ssize_t	 n;
 
@@ -786,26 +786,26 @@ conn_read(struct conn *c)
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
 		if (!c->c_slot.ls_connected)
-			conn_fail(c, ERR_CONNECT, "connect to %s: %s",
+			fconn_fail(c, ERR_CONNECT, "connect to %s: %s",
 			    addr_str, strerror(errno));
 		else
-			conn_fail(c, ERR_CLOSED, "read: %s", strerror(errno));
+			fconn_fail(c, ERR_CLOSED, "read: %s", strerror(errno));
 		return;
 	}
 	if (n == 0) {
 		if (c->c_nbusy == 0) {
 			/* The close we waited for, or a kept socket let go. */
-			conn_shut(c);
+			fconn_shut(c);
 			slot_fill(c);
 		} else
-			conn_fail(c, ERR_CLOSED, "connection closed by the "
+			fconn_fail(c, ERR_CLOSED, "connection closed by the "
 			    "server before END_REQUEST");
 		return;
 	}
-	conn_connected(c);
+	fconn_connected(c);
 	if (c->c_state == CS_LINGER)
 		return;		/* nothing is due after END_REQUEST: ignored */
-	if (conn_feed(c, (uint8_t *)run.lr_rbuf, (size_t)n) == -1)
+	if (fconn_feed(c, (uint8_t *)run.lr_rbuf, (size_t)n) == -1)
 		return;
 	if (c->c_state == CS_OPEN && c->c_refill) {
 		c->c_refill = 0;
@@ -814,16 +814,16 @@ conn_read(struct conn *c)
 	if (c->c_state == CS_OPEN && opt_pause > 0)
 		lg_slot_pause(&c->c_slot, &pause_tv);
 	if (c->c_state == CS_OPEN || c->c_state == CS_LINGER)
-		conn_watch(c);
+		fconn_watch(c);
 }
 
 /*
- * conn_shut: closes c's socket, stops its events and forgets its output
+ * fconn_shut: closes c's socket, stops its events and forgets its output
  * and input state; its requests are left as they are (the caller ends or
  * resends them).  Idempotent.
  */
 static void
-conn_shut(struct conn *c)
+fconn_shut(struct fconn *c)
 {
 	lg_slot_close(&c->c_slot);
 	evbuffer_drain(c->c_out, evbuffer_get_length(c->c_out));
@@ -835,12 +835,12 @@ conn_shut(struct conn *c)
 }
 
 /*
- * conn_redial: a kept socket that already served requests died before a
+ * fconn_redial: a kept socket that already served requests died before a
  * byte of the ones in flight arrived (the server let it go): resends them
  * once on a new socket.  Returns 1 if it did, 0 if they must fail.
  */
 static int
-conn_redial(struct conn *c)
+fconn_redial(struct fconn *c)
 {
 	long long	 i;
 
@@ -852,32 +852,32 @@ conn_redial(struct conn *c)
 			return 0;
 	if (!lg_slot_redial(&c->c_slot))
 		return 0;
-	conn_shut(c);
+	fconn_shut(c);
 	for (i = 0; i < per_conn; i++)
 		if (c->c_reqs[i].r_busy) {
 			c->c_reqs[i].r_retried = 1;
 			c->c_reqs[i].r_start_us = now_us();
 			tmpl_queue(c->c_out, c->c_reqs[i].r_id, 0, 0);
 		}
-	conn_open(c);
+	fconn_open(c);
 	return 1;
 }
 
 /*
- * conn_fail: c's socket broke (kind, fmt says how): fails every request
- * in flight on it, or resends them (conn_redial), and closes it.  The slot
+ * fconn_fail: c's socket broke (kind, fmt says how): fails every request
+ * in flight on it, or resends them (fconn_redial), and closes it.  The slot
  * is refilled on the next loop turn, so that a server that refuses at once
  * cannot keep this call stack, or the loop, busy.  Returns -1.
  */
 static int
-conn_fail(struct conn *c, enum err_kind kind, const char *fmt, ...)
+fconn_fail(struct fconn *c, enum err_kind kind, const char *fmt, ...)
 {
 	struct timeval	 zero = { 0, 0 };
 	char		 why[256];
 	va_list		 ap;
 	long long	 i;
 
-	if (kind == ERR_CLOSED && conn_redial(c))
+	if (kind == ERR_CLOSED && fconn_redial(c))
 		return -1;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
@@ -885,20 +885,20 @@ conn_fail(struct conn *c, enum err_kind kind, const char *fmt, ...)
 	for (i = 0; i < per_conn; i++)
 		if (c->c_reqs[i].r_busy)
 			req_fail(c, &c->c_reqs[i], kind, why);
-	conn_shut(c);
+	fconn_shut(c);
 	if (!run.lr_stopping)
 		evtimer_add(&c->c_defer, &zero);
 	return -1;
 }
 
 /*
- * conn_feed: runs len bytes read from c through the record parser.  A
+ * fconn_feed: runs len bytes read from c through the record parser.  A
  * record that arrived whole is parsed in place by fcgi_parse(); one split
  * across reads is followed by its header, so content is counted as it
  * comes and never gathered.  Returns 0, or -1 when c was failed.
  */
 static int
-conn_feed(struct conn *c, const uint8_t *buf, size_t len)
+fconn_feed(struct fconn *c, const uint8_t *buf, size_t len)
 {
 	struct fcgi_record	 rec;
 	struct fcgi_header	 h;
@@ -909,9 +909,9 @@ conn_feed(struct conn *c, const uint8_t *buf, size_t len)
 		if (!c->c_inrec && c->c_hdrlen == 0 &&
 		    (n = fcgi_parse(buf, len, &rec)) != 0) {
 			if (n == -1)
-				return conn_fail(c, ERR_MALFORMED, "bad record "
-				    "header (version %u, type %u)", buf[0],
-				    len > 1 ? buf[1] : 0);
+				return fconn_fail(c, ERR_MALFORMED,
+				    "bad record header (version %u, type %u)",
+				    buf[0], len > 1 ? buf[1] : 0);
 			if (rec_begin(c, &rec.hdr) == -1)
 				return -1;
 			rec_data(c, rec.content, rec.hdr.content_length);
@@ -932,9 +932,9 @@ conn_feed(struct conn *c, const uint8_t *buf, size_t len)
 			c->c_hdrlen = 0;
 			if (fcgi_header_decode(c->c_hdr, FCGI_HEADER_LEN, &h) !=
 			    1 || h.type == 0)
-				return conn_fail(c, ERR_MALFORMED, "bad record "
-				    "header (version %u, type %u)", c->c_hdr[0],
-				    c->c_hdr[1]);
+				return fconn_fail(c, ERR_MALFORMED,
+				    "bad record header (version %u, type %u)",
+				    c->c_hdr[0], c->c_hdr[1]);
 			if (rec_begin(c, &h) == -1)
 				return -1;
 			c->c_inrec = 1;
@@ -966,22 +966,22 @@ conn_feed(struct conn *c, const uint8_t *buf, size_t len)
  * it is not and c was failed.
  */
 static int
-rec_begin(struct conn *c, const struct fcgi_header *h)
+rec_begin(struct fconn *c, const struct fcgi_header *h)
 {
 	struct req	*r;
 
 	if (h->type != FCGI_STDOUT && h->type != FCGI_STDERR &&
 	    h->type != FCGI_END_REQUEST)
-		return conn_fail(c, ERR_MALFORMED, "unexpected %s record "
+		return fconn_fail(c, ERR_MALFORMED, "unexpected %s record "
 		    "(type %u, id %u)", fcgi_type_name(h->type), h->type,
 		    h->request_id);
 	if (h->request_id == 0 || h->request_id > per_conn ||
 	    !c->c_reqs[h->request_id - 1].r_busy)
-		return conn_fail(c, ERR_MALFORMED, "%s record for request id "
+		return fconn_fail(c, ERR_MALFORMED, "%s record for request id "
 		    "%u, which is not in flight", fcgi_type_name(h->type),
 		    h->request_id);
 	if (h->type == FCGI_END_REQUEST && h->content_length != 8)
-		return conn_fail(c, ERR_MALFORMED, "END_REQUEST with %u "
+		return fconn_fail(c, ERR_MALFORMED, "END_REQUEST with %u "
 		    "content bytes", h->content_length);
 	r = &c->c_reqs[h->request_id - 1];
 	r->r_got = 1;
@@ -993,7 +993,7 @@ rec_begin(struct conn *c, const struct fcgi_header *h)
 
 /* rec_data: takes len content bytes of the current record of c. */
 static void
-rec_data(struct conn *c, const uint8_t *p, size_t len)
+rec_data(struct fconn *c, const uint8_t *p, size_t len)
 {
 	switch (c->c_rec.type) {
 	case FCGI_STDOUT:
@@ -1016,7 +1016,7 @@ rec_data(struct conn *c, const uint8_t *p, size_t len)
  * kept, takes the next request.
  */
 static void
-rec_end(struct conn *c)
+rec_end(struct fconn *c)
 {
 	struct req	*r = c->c_cur;
 	uint32_t	 app;
@@ -1059,50 +1059,51 @@ rec_end(struct conn *c)
 		c->c_state = CS_LINGER;
 }
 
-/* conn_cb: c's socket is ready, or made no progress for --timeout. */
+/* fconn_cb: c's socket is ready, or made no progress for --timeout. */
 static void
-conn_cb(evutil_socket_t fd, short what, void *arg)
+fconn_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct conn	*c = arg;
+	struct fconn	*c = arg;
 
 	if (what & EV_TIMEOUT) {
 		if (c->c_nbusy == 0) {
 			/* The server did not close after END_REQUEST. */
-			conn_shut(c);
+			fconn_shut(c);
 			slot_fill(c);
 		} else if (c->c_slot.ls_connected)
-			conn_fail(c, ERR_TIMEOUT, "no progress for %g s",
+			fconn_fail(c, ERR_TIMEOUT, "no progress for %g s",
 			    opt_timeout);
 		else
-			conn_fail(c, ERR_TIMEOUT, "connect to %s: no answer "
+			fconn_fail(c, ERR_TIMEOUT, "connect to %s: no answer "
 			    "for %g s", addr_str, opt_timeout);
 		return;
 	}
 	if (what & EV_WRITE) {
-		conn_write(c);
+		fconn_write(c);
 		if (c->c_slot.ls_fd != fd || c->c_state != CS_OPEN)
 			return;
 	}
 	if (what & EV_READ)
-		conn_read(c);
+		fconn_read(c);
 }
 
-/* conn_woke: a --pause of conn arg is over, or a unix connect() is due. */
+/* fconn_woke: a --pause of conn arg is over, or a unix connect() is due. */
 static void
-conn_woke(void *arg)
+fconn_woke(void *arg)
 {
-	struct conn	*c = arg;
+	struct fconn	*c = arg;
 
 	if (c->c_state == CS_RETRY) {
 		if (now_us() - c->c_connect_us > (int64_t)(opt_timeout * 1e6))
-			conn_fail(c, ERR_TIMEOUT, "connect to %s: listen queue "
-			    "full for %g s", addr_str, opt_timeout);
+			fconn_fail(c, ERR_TIMEOUT,
+			    "connect to %s: listen queue full for %g s",
+			    addr_str, opt_timeout);
 		else
-			conn_open(c);
+			fconn_open(c);
 		return;
 	}
 	if (c->c_state == CS_OPEN)
-		conn_watch(c);
+		fconn_watch(c);
 }
 
 /* defer_cb: refills a slot whose socket failed on an earlier turn. */
@@ -1334,7 +1335,7 @@ usage_error(const char *fmt, ...)
 static void
 request_build(void)
 {
-	struct param	*ps = NULL;
+	struct fparam	*ps = NULL;
 	const char	*q;
 	char		 num[32], *script;
 	uint8_t		*body = NULL;
@@ -1375,7 +1376,7 @@ request_build(void)
 
 /* params_free: frees the np variables of ps and ps itself. */
 static void
-params_free(struct param *ps, size_t np)
+params_free(struct fparam *ps, size_t np)
 {
 	size_t	i;
 
@@ -1416,7 +1417,7 @@ run_setup(void)
 	if (opt_begin_first && (rest_q = evbuffer_new()) == NULL)
 		oom();
 	for (v = 0; v < opt_conns; v++) {
-		lg_slot_init(&conns[v].c_slot, &run, conn_cb, conn_woke,
+		lg_slot_init(&conns[v].c_slot, &run, fconn_cb, fconn_woke,
 		    &conns[v]);
 		if ((conns[v].c_out = evbuffer_new()) == NULL ||
 		    (conns[v].c_reqs = calloc((size_t)per_conn,
@@ -1487,7 +1488,7 @@ cleanup(void)
 	long long	v;
 
 	for (v = 0; v < opt_conns; v++) {
-		conn_shut(&conns[v]);
+		fconn_shut(&conns[v]);
 		evtimer_del(&conns[v].c_defer);
 		evbuffer_free(conns[v].c_out);
 		free(conns[v].c_reqs);

@@ -76,7 +76,7 @@ struct sip {
 	char			 s_str[INET6_ADDRSTRLEN];
 };
 
-enum conn_state {
+enum hconn_state {
 	CS_FREE,		/* on the free list, no socket */
 	CS_SENDING,		/* connect() issued or request partly written */
 	CS_READING,		/* reading the response */
@@ -94,13 +94,13 @@ enum fetch_end {
 
 /*
  * One socket (the slot: ls_done > 0 means this fetch runs on a kept-alive
- * socket) and the fetch it carries; torn down by conn_close().
+ * socket) and the fetch it carries; torn down by hconn_close().
  */
-struct conn {
+struct hconn {
 	struct lg_slot	 c_slot;
-	struct conn	*c_next;	/* free list or idle list */
-	struct conn	*c_prev;	/* idle list only */
-	enum conn_state	 c_state;
+	struct hconn	*c_next;	/* free list or idle list */
+	struct hconn	*c_prev;	/* idle list only */
+	enum hconn_state	 c_state;
 	struct url	*c_url;
 	struct sip	*c_sip;		/* -sip: dialled from, or NULL */
 	int		 c_did_response;
@@ -136,25 +136,25 @@ static int	 url_load(struct url *, const char *, const char **);
 static int	 request_format(struct url *, const struct http_url *,
 		    const char *);
 static void	 proxy_parse(const char *);
-static void	 fetch_error(struct conn *, const char *, ...)
+static void	 fetch_error(struct hconn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
-static struct conn *conn_new(void);
-static void	 conn_close(struct conn *);
-static void	 conn_cb(evutil_socket_t, short, void *);
-static void	 conn_woke(void *);
-static void	 conn_connect(struct conn *);
-static void	 conn_send(struct conn *);
-static void	 conn_read(struct conn *);
-static size_t	 conn_paced(struct conn *);
+static struct hconn *hconn_new(void);
+static void	 hconn_close(struct hconn *);
+static void	 hconn_cb(evutil_socket_t, short, void *);
+static void	 hconn_woke(void *);
+static void	 hconn_connect(struct hconn *);
+static void	 hconn_send(struct hconn *);
+static void	 hconn_read(struct hconn *);
+static size_t	 hconn_paced(struct hconn *);
 static void	 body_sum(void *, const char *, size_t);
-static void	 idle_push(struct conn *);
-static void	 idle_remove(struct conn *);
+static void	 idle_push(struct hconn *);
+static void	 idle_remove(struct hconn *);
 static struct url *url_pick(void);
-static void	 fetch_begin(struct conn *, struct url *);
+static void	 fetch_begin(struct hconn *, struct url *);
 static void	 fetch_start(void);
-static void	 fetch_end(struct conn *, enum fetch_end);
-static void	 fetch_times(const struct conn *);
-static void	 fetch_check(struct conn *);
+static void	 fetch_end(struct hconn *, enum fetch_end);
+static void	 fetch_times(const struct hconn *);
+static void	 fetch_check(struct hconn *);
 static void	 refill(void);
 static void	 start(void *);
 static void	 rate_cb(evutil_socket_t, short, void *);
@@ -186,8 +186,8 @@ static int64_t		 rate_next_us, rate_interval_us;
 static size_t		 read_max;
 static struct lg_pace	 pace;		/* -throttle's rate */
 
-static struct conn	*free_conns;
-static struct conn	*idle_conns;
+static struct hconn	*free_conns;
+static struct hconn	*idle_conns;
 static long long	 conns_open, max_conns;
 static int		 refilling;
 
@@ -698,7 +698,7 @@ sip_pick(int family)
  * the first LG_ERRORS_SHOWN are shown unless -verbose.
  */
 static void
-fetch_error(struct conn *c, const char *fmt, ...)
+fetch_error(struct hconn *c, const char *fmt, ...)
 {
 	va_list	ap;
 
@@ -708,13 +708,13 @@ fetch_error(struct conn *c, const char *fmt, ...)
 }
 
 /*
- * conn_new: a connection slot without a socket, from the free list or
+ * hconn_new: a connection slot without a socket, from the free list or
  * freshly allocated; NULL when -rate has used every descriptor we may use.
  */
-static struct conn *
-conn_new(void)
+static struct hconn *
+hconn_new(void)
 {
-	struct conn	*c;
+	struct hconn	*c;
 
 	if (conns_open >= max_conns)
 		return NULL;
@@ -725,7 +725,7 @@ conn_new(void)
 			fprintf(stderr, "%s: out of memory\n", progname);
 			exit(1);
 		}
-		lg_slot_init(&c->c_slot, &run, conn_cb, conn_woke, c);
+		lg_slot_init(&c->c_slot, &run, hconn_cb, hconn_woke, c);
 	}
 	c->c_next = c->c_prev = NULL;
 	c->c_state = CS_SENDING;
@@ -734,11 +734,11 @@ conn_new(void)
 }
 
 /*
- * conn_close: closes c's socket and returns the slot to the free list.
+ * hconn_close: closes c's socket and returns the slot to the free list.
  * Idempotent for a slot already free.
  */
 static void
-conn_close(struct conn *c)
+hconn_close(struct hconn *c)
 {
 	if (c->c_state == CS_FREE)
 		return;
@@ -753,7 +753,7 @@ conn_close(struct conn *c)
 
 /* idle_push: parks a kept-alive connection between fetches. */
 static void
-idle_push(struct conn *c)
+idle_push(struct hconn *c)
 {
 	c->c_state = CS_IDLE;
 	c->c_prev = NULL;
@@ -765,7 +765,7 @@ idle_push(struct conn *c)
 
 /* idle_remove: takes c off the idle list; its state is the caller's job. */
 static void
-idle_remove(struct conn *c)
+idle_remove(struct hconn *c)
 {
 	if (c->c_prev != NULL)
 		c->c_prev->c_next = c->c_next;
@@ -780,7 +780,7 @@ idle_remove(struct conn *c)
  * fetch_begin: resets c for a new fetch of u; the socket, if any, stays.
  */
 static void
-fetch_begin(struct conn *c, struct url *u)
+fetch_begin(struct hconn *c, struct url *u)
 {
 	c->c_url = u;
 	c->c_start_us = now_us();
@@ -799,11 +799,11 @@ fetch_begin(struct conn *c, struct url *u)
 }
 
 /*
- * conn_connect: opens a socket for c's fetch and starts connecting, then
+ * hconn_connect: opens a socket for c's fetch and starts connecting, then
  * tries to send at once.  A failure ends the fetch as FE_CONNFAIL.
  */
 static void
-conn_connect(struct conn *c)
+hconn_connect(struct hconn *c)
 {
 	struct url	*u = c->c_url;
 	const char	*step;
@@ -828,16 +828,16 @@ conn_connect(struct conn *c)
 		fetch_end(c, FE_CONNFAIL);
 		return;
 	}
-	conn_send(c);
+	hconn_send(c);
 }
 
 /*
- * conn_send: writes what is left of the request.  On a socket still
+ * hconn_send: writes what is left of the request.  On a socket still
  * connecting, send() says EAGAIN and we wait for writability; a refused
  * connection shows here as the send() error.
  */
 static void
-conn_send(struct conn *c)
+hconn_send(struct hconn *c)
 {
 	struct lg_slot	*s = &c->c_slot;
 	struct url	*u = c->c_url;
@@ -852,7 +852,7 @@ conn_send(struct conn *c)
 			fetch_error(c, "%s", strerror(errno));
 			fetch_end(c, FE_CONNFAIL);
 		} else if (c->c_woff == 0 && lg_slot_redial(s))
-			conn_connect(c);	/* the server let it go */
+			hconn_connect(c);	/* the server let it go */
 		else {
 			fetch_error(c, "send: %s", strerror(errno));
 			fetch_end(c, FE_SHORT);
@@ -875,16 +875,16 @@ conn_send(struct conn *c)
 	lg_slot_watch(s, EV_READ, idle_tv);
 }
 
-/* conn_cb: every socket event and idle timeout of a connection. */
+/* hconn_cb: every socket event and idle timeout of a connection. */
 static void
-conn_cb(evutil_socket_t fd, short what, void *arg)
+hconn_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct conn	*c = arg;
+	struct hconn	*c = arg;
 
 	(void)fd;
 	if (what & EV_TIMEOUT) {
 		if (c->c_state == CS_IDLE) {
-			conn_close(c);
+			hconn_close(c);
 			return;
 		}
 		fetch_error(c, "timed out");
@@ -893,14 +893,14 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	switch (c->c_state) {
 	case CS_SENDING:
-		conn_send(c);
+		hconn_send(c);
 		break;
 	case CS_READING:
-		conn_read(c);
+		hconn_read(c);
 		break;
 	case CS_IDLE:
 		/* The server closed (or spoke out of turn): drop it. */
-		conn_close(c);
+		hconn_close(c);
 		break;
 	case CS_PAUSED:
 	case CS_FREE:
@@ -908,11 +908,11 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* conn_woke: a throttle pause of conn arg is over; read again. */
+/* hconn_woke: a throttle pause of conn arg is over; read again. */
 static void
-conn_woke(void *arg)
+hconn_woke(void *arg)
 {
-	struct conn	*c = arg;
+	struct hconn	*c = arg;
 
 	if (c->c_state != CS_PAUSED)
 		return;
@@ -921,12 +921,12 @@ conn_woke(void *arg)
 }
 
 /*
- * conn_read: one read (bounded work per callback), fed to the framer; ends
+ * hconn_read: one read (bounded work per callback), fed to the framer; ends
  * the fetch on a complete response, EOF or error.  Under -throttle a read
  * takes only what is due, and the connection pauses until more is.
  */
 static void
-conn_read(struct conn *c)
+hconn_read(struct hconn *c)
 {
 	size_t	want;
 	ssize_t	n;
@@ -934,14 +934,14 @@ conn_read(struct conn *c)
 	/* The server's answer time is not the pause's. */
 	if (c->c_ready_us == 0)
 		c->c_ready_us = now_us();
-	if ((want = conn_paced(c)) == 0)
+	if ((want = hconn_paced(c)) == 0)
 		return;
 	n = recv(c->c_slot.ls_fd, run.lr_rbuf, want, 0);
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR))
 		return;
 	if (n <= 0 && c->c_rbytes == 0 && lg_slot_redial(&c->c_slot)) {
-		conn_connect(c);	/* closed under us before answering */
+		hconn_connect(c);	/* closed under us before answering */
 		return;
 	}
 	if (n == -1) {
@@ -976,16 +976,16 @@ conn_read(struct conn *c)
 	} else if (c->c_frame.hf_state == HF_DONE)
 		fetch_end(c, FE_OK);
 	else
-		(void)conn_paced(c);	/* rather than wake just to wait */
+		(void)hconn_paced(c);	/* rather than wake just to wait */
 }
 
 /*
- * conn_paced: how many bytes c may read now: read_max, or under -throttle
+ * hconn_paced: how many bytes c may read now: read_max, or under -throttle
  * what its line has carried since its fetch began and it last read.  When
  * that is less than a tick's worth, pauses c until it is and returns 0.
  */
 static size_t
-conn_paced(struct conn *c)
+hconn_paced(struct hconn *c)
 {
 	struct timeval	tv;
 	int64_t		wait;
@@ -1007,7 +1007,7 @@ conn_paced(struct conn *c)
 static void
 body_sum(void *arg, const char *buf, size_t len)
 {
-	struct conn	*c = arg;
+	struct hconn	*c = arg;
 	uint64_t	 h = c->c_sum;
 	size_t		 i;
 
@@ -1032,7 +1032,7 @@ url_pick(void)
 static void
 fetch_start(void)
 {
-	struct conn	*c;
+	struct hconn	*c;
 	struct url	*u;
 
 	u = url_pick();
@@ -1040,10 +1040,10 @@ fetch_start(void)
 	if ((c = idle_conns) != NULL) {
 		idle_remove(c);
 		fetch_begin(c, u);
-		conn_send(c);
+		hconn_send(c);
 		return;
 	}
-	if ((c = conn_new()) == NULL) {
+	if ((c = hconn_new()) == NULL) {
 		fprintf(stderr, "%s: ran out of connection slots (%lld)\n",
 		    progname, max_conns);
 		run.lr_started--;
@@ -1051,7 +1051,7 @@ fetch_start(void)
 		return;
 	}
 	fetch_begin(c, u);
-	conn_connect(c);
+	hconn_connect(c);
 }
 
 /*
@@ -1060,7 +1060,7 @@ fetch_start(void)
  * fetch or closes it, and starts whatever fetches are now due.
  */
 static void
-fetch_end(struct conn *c, enum fetch_end how)
+fetch_end(struct hconn *c, enum fetch_end how)
 {
 	num_active--;
 	total_bytes += (long long)c->c_frame.hf_body;
@@ -1078,23 +1078,23 @@ fetch_end(struct conn *c, enum fetch_end how)
 
 	if (how != FE_OK || c->c_close || c->c_frame.hf_close ||
 	    run.lr_stopping)
-		conn_close(c);
+		hconn_close(c);
 	else if (start_parallel > 0 && lg_more(&run)) {
 		/* Straight on to the next fetch, same connection. */
 		fetch_begin(c, url_pick());
 		run.lr_started++;
-		conn_send(c);
+		hconn_send(c);
 		return;
 	} else if (start_rate > 0)
 		idle_push(c);
 	else
-		conn_close(c);
+		hconn_close(c);
 	refill();
 }
 
 /* fetch_times: adds c's connect and first-response times to the stats. */
 static void
-fetch_times(const struct conn *c)
+fetch_times(const struct hconn *c)
 {
 	int64_t	d;
 
@@ -1123,7 +1123,7 @@ fetch_times(const struct conn *c)
  * checksum with -checksum, else the byte count.
  */
 static void
-fetch_check(struct conn *c)
+fetch_check(struct hconn *c)
 {
 	struct url	*u = c->c_url;
 	int64_t		 bytes = (int64_t)c->c_frame.hf_body;
