@@ -1,8 +1,9 @@
 #!/bin/bash
 # The documentation's links: every relative link and anchor of README.md
 # and docs/*.md resolves (scripts/check-links), README.md stays a front
-# door of at most 250 lines, and the checker fails on a copy of the docs
-# with a broken link, a broken anchor and a broken in-page anchor planted.
+# door of at most 250 lines, commit subjects keep to 72 characters, and
+# the checker fails on a copy of the docs with a broken link, a broken
+# anchor and a broken in-page anchor planted.
 source "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || { not_ok "python3 is installed"; finish; }
@@ -17,6 +18,18 @@ check "check-links looked at README.md and the pages of docs/ ($(tail -n 1 <<<"$
 
 n=$(wc -l <"$TOP/README.md")
 check "README.md is at most 250 lines ($n)" test "$n" -le 250
+
+# Commit subjects (docs/operations.md#contributing): at most 72
+# characters from the commit that wrote the rule on; merges are git's own.
+if git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1; then
+	first=$(git -C "$TOP" log --format=%H -S'## Contributing' -- docs/operations.md | tail -n 1)
+	if [ -n "$first" ]; then
+		long=$(git -C "$TOP" log --no-merges --format=%s "$first^..HEAD" |
+			awk 'length > 72' | head -n 3)
+		check "commit subjects since the rule are at most 72 characters${long:+ (not: $long)}" \
+			test -z "$long"
+	fi
+fi
 
 # The first handler, the pages and the plot README promises.
 for p in docs/daemon.md docs/cgi.md docs/frontends.md docs/library.md \

@@ -74,9 +74,8 @@ done
 # above read, so that the timeouts run side by side.  Their answer, 64 MiB,
 # is more than the buffers on the way can take (the front end's, its
 # socket's, autotuned up to tcp_wmem's 4 MiB, and the client's), and what
-# evfcgid holds is read once it stands still (read once, 0.5 s after it
-# first showed, it was 0 behind lighttpd one time, not reproduced; most
-# likely while lighttpd's buffers still filled).
+# evfcgid holds is read once it stands still: while the front end's
+# buffers still fill, the queue it shows is still moving.
 queued_is() { [ "$(status_of "$1" bytes_queued)" -eq "$2" ]; }
 # queued_still BACKEND: true when its queue is above 0 and the same twice,
 # 0.3 s apart; STILL is then that count.
