@@ -2,8 +2,10 @@
 # Nothing lost in a drain: requests that reached the daemon before SIGTERM
 # are answered whole, even those still unread in the input of a
 # connection paused above its high mark (over real TCP, where closing a
-# socket with unread input would reset the answers queued in the kernel).
+# socket with unread input would reset the answers queued in the kernel),
+# and those whose connections still wait in the accept queue.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
 FCGI_LOAD=$TOP/tools/fcgi_load
 
 # --- 16 /big multiplexed in one write on one kept connection, read slowly:
@@ -25,4 +27,27 @@ for round in 1 2 3; do
 		test "${got:-0}" -eq 16 -a "$lrc" -eq 0
 	check "drain round $round: exit 0 (got $rc)" test "$rc" -eq 0
 done
+
+# --- 5 /hello waiting in the accept queue at SIGTERM: --max-conns 1 and
+# one idle connection keep them there.  Before: the listener closed with
+# them in its queue, 0 of 5 answered (reset).
+start_evfcgid --max-conns 1
+exec {idle}<>"/dev/tcp/127.0.0.1/$EVFCGID_PORT"
+sleep 0.3
+pids=()
+for i in 1 2 3 4 5; do
+	( fcgi_hello "127.0.0.1:$EVFCGID_PORT" 15 && touch "$T/queued.$i" ) &
+	pids+=($!)
+done
+sleep 1
+kill -TERM "$EVFCGID_PID"
+wait "${pids[@]}"
+wait "$EVFCGID_PID"
+rc=$?
+exec {idle}>&-
+got=$(find "$T" -name 'queued.*' | wc -l)
+echo "# accept queue at SIGTERM: $got of 5 answered"
+grep -E "draining|closing|drain" "$EVFCGID_LOG" | sed "s/^/# /"
+check "drain: the accept queue's 5 requests answered (got $got)" test "$got" -eq 5
+check "drain: exit 0 after the accept queue (got $rc)" test "$rc" -eq 0
 finish

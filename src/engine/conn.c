@@ -390,6 +390,13 @@ conn_stalled(const struct conn *c)
 	return c->c_out != NULL && conn_out_len(c) > c->c_env->ce_lim->low_water;
 }
 
+void
+conn_drain_fresh(struct conn *c)
+{
+	c->c_first_due = 1;
+	conn_drain(c);
+}
+
 size_t
 conn_out_len(const struct conn *c)
 {
@@ -451,7 +458,7 @@ void
 conn_maybe_close(struct conn *c)
 {
 	if (!c->c_close_after || c->c_tab.rt_n > 0 || c->c_state == CONN_DEAD ||
-	    c->c_in_records || conn_input_pending(c))
+	    c->c_in_records || conn_input_pending(c) || c->c_first_due)
 		return;
 	if (conn_out_len(c) == 0)
 		conn_close_flushed(c);
@@ -1018,6 +1025,7 @@ conn_input_ended(struct conn *c)
 		}
 	}
 	c->c_close_after = 1;
+	c->c_first_due = 0;
 	conn_maybe_close(c);
 }
 

@@ -102,6 +102,8 @@ struct conn {
 	struct budget_waiter	 c_wait;	/* held by the global cap */
 	uint64_t		 c_begun;	/* requests let in (not refused) */
 	unsigned		 c_close_after:1; /* close when no request left */
+	unsigned		 c_first_due:1;	/* ... not before a BEGIN_REQUEST
+						   or the end of input */
 	unsigned		 c_in_records:1; /* acting on records just read */
 	unsigned		 c_eof:1;	/* the peer sends no more */
 	unsigned		 c_partial:1;	/* input ends inside a record */
@@ -144,6 +146,12 @@ void		 conn_pump(struct conn *c);
 
 /* Closes at once if nothing is in flight, else after the last request. */
 void		 conn_drain(struct conn *c);
+
+/*
+ * The same for a connection accepted while the server drains: it closes
+ * after its first request (it was made to send one), or by its timeouts.
+ */
+void		 conn_drain_fresh(struct conn *c);
 
 /*
  * Whether the connection waits on its peer: output above the low mark, so

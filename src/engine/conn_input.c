@@ -335,6 +335,8 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 		conn_error(c, "malformed BEGIN_REQUEST");
 		return -1;
 	}
+	/* Accepted in a drain for this request: c may close after it. */
+	c->c_first_due = 0;
 	if ((r = conn_find(c, id)) != NULL) {
 		if (r->r_state != REQ_DRAIN) {
 			conn_error(c, "BEGIN_REQUEST for a request id in flight");

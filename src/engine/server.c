@@ -37,6 +37,7 @@ static char	*server_methods(const char *);
 static int	server_method_in(const char *, const char *);
 static void	server_conn_closed(void *, struct conn *);
 static void	server_drain_deadlinecb(evutil_socket_t, short, void *);
+static void	server_drain_queue(struct evfcgi_server *);
 static void	server_signalcb(evutil_socket_t, short, void *);
 static void	server_set_accepting(struct evfcgi_server *, int);
 static void	server_listeners_apply(struct evfcgi_server *);
@@ -783,8 +784,48 @@ server_conn_new(struct evfcgi_server *srv, int fd, const char *peer)
 		return NULL;
 	TAILQ_INSERT_TAIL(&srv->srv_conns, c, c_entry);
 	if (srv->srv_draining)
-		conn_drain(c);
+		conn_drain_fresh(c);
 	return c;
+}
+
+/*
+ * Accepts what waits in the listeners' accept queues: a client whose
+ * connect() the kernel completed sent its request to us, and closing the
+ * listener would reset it unanswered.  Those are served as draining
+ * connections (one request each) within the drain's deadline, over
+ * --max-conns if need be: the queue is the kernel's backlog, bounded
+ * already (and accept stops at the first error, EMFILE included).
+ */
+static void
+server_drain_queue(struct evfcgi_server *srv)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl;
+	char			 peer[56];
+	size_t			 i;
+	int			 fd, lfd;
+
+	for (i = 0; i < srv->srv_nlisteners; i++) {
+		if (srv->srv_listeners[i].l_lev == NULL)
+			continue;
+		lfd = evconnlistener_get_fd(srv->srv_listeners[i].l_lev);
+		for (;;) {
+			sl = sizeof(ss);
+			if ((fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
+			    SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1) {
+				if (errno == EINTR || errno == ECONNABORTED)
+					continue;
+				break;
+			}
+			if (server_denied(srv, fd, (struct sockaddr *)&ss))
+				continue;
+			sockaddr_name((struct sockaddr *)&ss, peer,
+			    sizeof(peer));
+			if (server_conn_new(srv, fd, peer) == NULL)
+				log_warn("%s: dropped: out of memory", peer);
+			server_count_accept(srv);
+		}
+	}
 }
 
 void
@@ -793,12 +834,15 @@ evfcgi_drain(struct evfcgi_server *srv)
 	struct timeval	 tv = { srv->srv_lim.drain_timeout, 0 };
 	struct conn	*c, *next;
 	size_t		 i;
+	uint64_t	 before = srv->srv_st.connections;
 
 	if (srv->srv_draining)
 		return;
 	srv->srv_draining = 1;
-	log_info("draining: %" PRIu64 " connections, %" PRIu64
-	    " requests in flight, deadline %d s", srv->srv_st.connections,
+	server_drain_queue(srv);
+	log_info("draining: %" PRIu64 " connections (%" PRIu64 " from the "
+	    "accept queue), %" PRIu64 " requests in flight, deadline %d s",
+	    srv->srv_st.connections, srv->srv_st.connections - before,
 	    srv->srv_st.requests_active, srv->srv_lim.drain_timeout);
 	for (i = 0; i < srv->srv_nlisteners; i++) {
 		if (srv->srv_listeners[i].l_lev != NULL)
