@@ -81,6 +81,7 @@ static void	conn_leave(struct conn *);
 static void	conn_req_done(struct evfcgi_req *, void *);
 static void	conn_req_produce(struct evfcgi_req *, void *);
 static void	conn_req_resume(struct evfcgi_req *, void *);
+static void	conn_req_failed(void *, const char *);
 static void	conn_kick_bodies(struct conn *);
 static void	conn_kick_forget(struct conn *, struct evfcgi_req *);
 
@@ -101,7 +102,7 @@ static const unsigned conn_steps[] = {
 const struct req_ops conn_req_ops = {
 	.ro_done = conn_req_done,
 	.ro_produce = conn_req_produce,
-	.ro_failed = conn_fail,
+	.ro_failed = conn_req_failed,
 	.ro_resume = conn_req_resume
 };
 
@@ -349,9 +350,8 @@ conn_error(struct conn *c, const char *why)
  * request is freed under the application that is writing to it.
  */
 void
-conn_fail(void *arg, const char *why)
+conn_fail(struct conn *c, const char *why)
 {
-	struct conn	*c = arg;
 	struct timeval	 now = { 0, 0 };
 
 	if (c->c_state == CONN_DEAD || c->c_fail_why != NULL)
@@ -364,6 +364,13 @@ conn_fail(void *arg, const char *why)
 	c->c_timer_kind = TIMER_FAIL;
 	c->c_idle_lazy = 0;
 	evtimer_add(&c->c_timer, &now);
+}
+
+/* The request layer's ro_failed: its owner is the connection. */
+static void
+conn_req_failed(void *owner, const char *why)
+{
+	conn_fail(owner, why);
 }
 
 /* Checks an fcgi_out result of the connection's own; returns rc. */

@@ -181,7 +181,7 @@ void		 conn_process_read(struct conn *c, const uint8_t *p, size_t n);
 size_t		 conn_input_len(const struct conn *c);
 
 /* Output could not be queued, or input stored: c closes next turn. */
-void		 conn_fail(void *c, const char *why);
+void		 conn_fail(struct conn *c, const char *why);
 
 /* Closes c at once for what its peer did wrong (counted, logged). */
 void		 conn_error(struct conn *c, const char *why);
