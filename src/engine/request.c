@@ -122,7 +122,7 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_keep = keep != 0;
 	r->r_role = FCGI_RESPONDER;	/* the connection says otherwise */
 	r->r_state = REQ_PARAMS;
-	r->r_head = HEAD_NONE;
+	r->r_hdr = HDR_NONE;
 	r->r_fd = -1;
 	r->r_clen = -1;
 	r->r_status = 0;

@@ -37,9 +37,9 @@ enum req_state {
 };
 
 /* The response: nothing yet, or the header block has been queued. */
-enum req_head {
-	HEAD_NONE,
-	HEAD_SENT
+enum req_hdr {
+	HDR_NONE,
+	HDR_SENT
 };
 
 /* What a request calls in its connection; each gets the link's owner. */
@@ -124,7 +124,7 @@ struct evfcgi_req {
 	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
 	uint8_t			 r_role;	/* FCGI_RESPONDER ... */
 	enum req_state		 r_state;
-	enum req_head		 r_head;
+	enum req_hdr		 r_hdr;
 	int			 r_nobody;	/* HEAD: body writes dropped */
 	int			 r_is_head;	/* REQUEST_METHOD HEAD */
 	struct timeval		 r_wait_from;	/* its PARAMS awaited since:

@@ -211,7 +211,7 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 	const char	*why = NULL;
 	size_t		 nl, vl, have = r->r_hdrs.b_len;
 
-	if (!req_can_write(r) || r->r_head != HEAD_NONE)
+	if (!req_can_write(r) || r->r_hdr != HDR_NONE)
 		why = "after the header block";
 	else if (!hdr_token(name))
 		why = "a name that is not a token";
@@ -296,7 +296,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 
 	if (!req_can_write(r))
 		return -1;
-	if (r->r_head != HEAD_NONE) {
+	if (r->r_hdr != HDR_NONE) {
 		log_warn("%s: request %u: a second header (status %d) refused",
 		    r->r_link->rl_peer, r->r_id, status);
 		return -1;
@@ -335,7 +335,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 	    hdr_num(buf, sizeof(buf), &n, content_length) == -1 ||
 	    HDR_PUT("\r\n") == -1)))
 		return -1;
-	r->r_head = HEAD_SENT;
+	r->r_hdr = HDR_SENT;
 	r->r_status = status;
 	r->r_nobody = nobody;
 	r->r_clen_out = nobody ? -1 : content_length;
@@ -374,7 +374,7 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 {
 	const struct evfcgi_limits	*lim = r->r_link->rl_env->re_lim;
 
-	if (!req_can_write(r) || r->r_head != HEAD_SENT)
+	if (!req_can_write(r) || r->r_hdr != HDR_SENT)
 		return -1;
 	/* A producer's call writes about a high mark, then yields. */
 	if (r->r_link->rl_prod == r) {
@@ -612,7 +612,7 @@ evfcgi_finish(struct evfcgi_req *r)
 	 * A body short of its Content-Length: the front end must see it cut,
 	 * so the connection is not kept for a next answer.
 	 */
-	if (r->r_head == HEAD_SENT && r->r_clen_out >= 0 && rc == 0 &&
+	if (r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
 	    (r->r_len_bad || r->r_sent != (uint64_t)r->r_clen_out)) {
 		if (!r->r_len_bad)
 			log_err("%s: request %u: body of %llu bytes, Content-"
@@ -655,7 +655,7 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 	if (req_head_out(r, status, NULL, ctype, (long long)len, body,
 	    tlen) == -1) {
 		/* Refused (logged): a 500 in its place, not an empty answer. */
-		if (req_can_write(r) && r->r_head == HEAD_NONE) {
+		if (req_can_write(r) && r->r_hdr == HDR_NONE) {
 			r->r_hdrs.b_len = 0;
 			(void)evfcgi_respond_error(r, 500, NULL);
 			return -1;
@@ -674,7 +674,7 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 	char	 body[256];
 	int	 n;
 
-	if (r->r_head == HEAD_SENT) {
+	if (r->r_hdr == HDR_SENT) {
 		log_warn("%s: request %u: status %d after the header was sent:"
 		    " the response ends here", r->r_link->rl_peer, r->r_id,
 		    status);

@@ -422,7 +422,7 @@ server_conn_closed(void *arg, struct conn *c)
 			event_base_loopexit(srv->srv_base, NULL);
 		return;
 	}
-	if (!srv->srv_accepting && !srv->srv_backoff &&
+	if (!srv->srv_accepting && !srv->srv_in_backoff &&
 	    srv->srv_st.connections < srv->srv_lim.max_conns)
 		server_set_accepting(srv, 1);
 }
@@ -523,10 +523,10 @@ server_acceptcb(struct evconnlistener *lev, evutil_socket_t fd,
 	(void)salen;
 	if (server_denied(srv, fd, sa))
 		return;
-	if (srv->srv_backoffs > 0) {
+	if (srv->srv_nbackoff > 0) {
 		log_info("accepting again after %u pauses for lack of "
-		    "descriptors", srv->srv_backoffs);
-		srv->srv_backoffs = 0;
+		    "descriptors", srv->srv_nbackoff);
+		srv->srv_nbackoff = 0;
 	}
 	sockaddr_name(sa, peer, sizeof(peer));
 	if (server_conn_new(srv, fd, peer) == NULL)
@@ -638,17 +638,18 @@ server_accept_errorcb(struct evconnlistener *lev, void *arg)
 
 	(void)lev;
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-		if (srv->srv_backoffs == 0)
+		if (srv->srv_nbackoff == 0)
 			log_warn("accept: %s: pausing accept for %d ms at a "
 			    "time until it works again", strerror(err),
 			    BACKOFF_MS);
 		else if (now - srv->srv_backoff_logged >= 10)
 			log_warn("accept: still %s after %u pauses",
-			    strerror(err), srv->srv_backoffs);
-		if (srv->srv_backoffs == 0 || now - srv->srv_backoff_logged >= 10)
+			    strerror(err), srv->srv_nbackoff);
+		if (srv->srv_nbackoff == 0 ||
+		    now - srv->srv_backoff_logged >= 10)
 			srv->srv_backoff_logged = now;
-		srv->srv_backoffs++;
-		srv->srv_backoff = 1;
+		srv->srv_nbackoff++;
+		srv->srv_in_backoff = 1;
 		server_set_accepting(srv, 0);
 		evtimer_add(srv->srv_backoff_ev, &tv);
 		return;
@@ -663,7 +664,7 @@ server_backoffcb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	srv->srv_backoff = 0;
+	srv->srv_in_backoff = 0;
 	if (!srv->srv_draining &&
 	    srv->srv_st.connections < srv->srv_lim.max_conns)
 		server_set_accepting(srv, 1);

@@ -64,8 +64,8 @@ struct evfcgi_server {
 	unsigned		 srv_taken;	/* accepted since the last turn */
 	int			 srv_yielding;	/* share taken: waits a turn */
 	struct event		*srv_yield_ev;
-	int			 srv_backoff;	/* accept paused after EMFILE */
-	unsigned		 srv_backoffs;	/* pauses in this episode */
+	int			 srv_in_backoff; /* accept paused: EMFILE */
+	unsigned		 srv_nbackoff;	/* pauses in this episode */
 	time_t			 srv_backoff_logged;
 	int			 srv_draining;
 	struct event		*srv_backoff_ev;
