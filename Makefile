@@ -91,7 +91,7 @@ ifneq ($(filter check,$(MAKECMDGOALS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay \
-		tests/bin/bad_producer
+		tests/bin/bad_producer tests/bin/export_app
 	env -u MAKEFLAGS -u MFLAGS bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
 # The Check suites alone, no processes started: debian/rules runs them.
@@ -333,6 +333,13 @@ tests/bin/freeport: tests/freeport.c
 
 # An application whose producers misbehave (tests/test_producer.sh).
 tests/bin/bad_producer: tests/bad_producer.c src/libevfcgi.a src/engine/evfcgi.h
+	@mkdir -p tests/bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/libevfcgi.a $(LDFLAGS) \
+		$(LIBEVENT_LIBS)
+
+# An application-shaped producer: a CSV export paged like a database
+# cursor (tests/test_idle.sh, tests/test_cut.sh).
+tests/bin/export_app: tests/export_app.c src/libevfcgi.a src/engine/evfcgi.h
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< src/libevfcgi.a $(LDFLAGS) \
 		$(LIBEVENT_LIBS)

@@ -964,8 +964,14 @@ conn_written(struct conn *c)
 		c->c_writing = 1;
 		event_add(&c->c_wev, &wt);
 	} else if (left == 0 && c->c_writing) {
+		/* Assigned afresh, not only deleted: event_active() on this
+		   persistent event (conn_output_cb) would re-add it with the
+		   timeout of its last event_add(), and with nothing to write
+		   the loop would spin on a writable socket. */
 		c->c_writing = 0;
 		event_del(&c->c_wev);
+		event_assign(&c->c_wev, c->c_env->ce_base, c->c_fd,
+		    EV_WRITE | EV_PERSIST, conn_writecb, c);
 	}
 	if (left <= lim->low_water)
 		conn_low_mark(c);
