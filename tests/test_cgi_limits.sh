@@ -5,8 +5,9 @@
 # most a watermark and one read each, and their programs end when the
 # clients go; hung programs delay nobody and the time limit ends them
 # (logged); --cgi-max and --cgi-queue (a request
-# waits, the next gets 503); SIGTERM lets a running program finish its
-# answer; --workers; --user (programs run as that user).
+# waits, the next gets 503), totals shared among --workers; SIGTERM lets
+# a running program finish its answer; --workers; --user (programs run as
+# that user) and the warning without it as root.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/frontends.sh"
 source "$(dirname "$0")/cgi.sh"
@@ -199,6 +200,39 @@ sleep 0.3
 zombies=$(ps -o stat= --ppid "$(pgrep -d, -P "$CGI_PID")" 2>/dev/null | grep -c Z)
 check "--workers 2: no zombie children left ($zombies)" test "$zombies" = 0
 stop_cgi
+
+# --- --cgi-max and --cgi-queue are totals, shared among --workers. -----
+# --workers 2 --cgi-max 2 --cgi-queue 0: 8 requests for hold.sh at once
+# (each touches its own directory's "started"); at most 2 run, the rest
+# get 503 at once.  Before, each worker ran 2 (the man page said
+# "programs running at once"): 3 or 4 ran.
+start_cgi --workers 2 --cgi-max 2 --cgi-queue 0 ||
+	{ not_ok "evfcgid --cgi --workers 2 --cgi-max 2 starts"; finish; }
+for i in $(seq 8); do
+	mkdir -p "$T/h.$i"
+	spawn curl -s -o /dev/null --max-time 20 "$CGI_URL/cgi-bin/hold.sh?$T/h.$i"
+	PIDS_H[i]=$SPAWNED
+done
+sleep 1.5
+ran=$(ls "$T"/h.*/started 2>/dev/null | wc -l)
+for i in $(seq 8); do : >"$T/h.$i/go"; done
+for i in $(seq 8); do wait "${PIDS_H[i]}" 2>/dev/null; done
+check "--workers 2 --cgi-max 2: at most 2 programs ran at once, in all ($ran)" \
+	eval '[ "$ran" -ge 1 ] && [ "$ran" -le 2 ]'
+stop_cgi
+out=$(timeout 5 "$CGI_EVFCGID" --cgi --cgi-root "$WWW/cgi-bin" --workers 4 --cgi-max 2 \
+	--listen "127.0.0.1:$(freeport)" 2>&1)
+rc=$?
+check "--workers 4 --cgi-max 2: refused, exit 2, saying why ($rc: $out)" \
+	eval '[ "$rc" = 2 ] && grep -q "cgi-max 2 is below --workers 4" <<<"$out"'
+
+# --- Root without --user: a warning. -----------------------------------
+if [ "$(id -u)" -eq 0 ]; then
+	start_cgi --allow-root || { not_ok "evfcgid --cgi --allow-root starts"; finish; }
+	check "as root without --user: a warning says programs run as uid 0 ($(grep -m1 'without --user' "$CGI_LOG"))" \
+		grep -q "warning: --cgi as root without --user" "$CGI_LOG"
+	stop_cgi
+fi
 
 # --- --user: programs run as the user the daemon became. ---------------
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then

@@ -118,6 +118,23 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 }
 
 void
+cgi_share(struct cgi *cg, int slot, int n)
+{
+	struct cgi_config	*c;
+	size_t			 k, i;
+
+	if (cg == NULL || n <= 1 || slot < 0 || slot >= n)
+		return;
+	c = &cg->cg_cfg;
+	k = (size_t)n;
+	i = (size_t)slot;
+	c->c_max = c->c_max / k + (i < c->c_max % k);
+	c->c_queue = c->c_queue / k + (i < c->c_queue % k);
+	log_debug("cgi: worker %d of %d: %zu programs at once, %zu waiting",
+	    slot + 1, n, c->c_max, c->c_queue);
+}
+
+void
 cgi_free(struct cgi *cg)
 {
 	struct cgi_child	*ch;

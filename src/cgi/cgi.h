@@ -53,6 +53,14 @@ struct cgi *cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	    const struct cgi_config *cfg, char *err, size_t errlen);
 
 /*
+ * In worker slot (from 0) of n, cg (NULL: nothing) takes its share of
+ * the totals --cgi-max and --cgi-queue: an nth each, the remainder to the
+ * first slots.  Called once in each worker, before its loop runs; the
+ * options made sure that c_max >= n.
+ */
+void	cgi_share(struct cgi *cg, int slot, int n);
+
+/*
  * Ends what is left once the loop has stopped (after evfcgi_server_free(),
  * which ended the requests): programs still running get SIGTERM (SIGKILL
  * those being ended already), and the engine is freed.

@@ -65,6 +65,9 @@ static int	run_workers(struct evfcgi_server *, struct event_base *, int);
 #define ACCEPT_SHARE	1
 
 static pid_t			worker_pids[MAX_WORKERS];
+/* The CGI engine (or NULL), whose totals each worker takes its share of. */
+static struct cgi		*worker_cgi;
+static int			 worker_total;
 static int			nworkers;
 static volatile sig_atomic_t	parent_sig;
 
@@ -329,6 +332,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	resolve_ids(&cfg, &ids);
+	/* Given up before any program runs; nothing to give up to here. */
+	if (cfg.cgi_on && cfg.user == NULL && geteuid() == 0)
+		log_warn("--cgi as root without --user: every program runs as "
+		    "uid 0 with all capabilities; give --user (root is given "
+		    "up after binding)");
 	select_limits(&cfg);
 	raise_nofile(cfg.lim.max_conns);
 	/* A write to a peer that has gone must not end the daemon. */
@@ -345,6 +353,8 @@ main(int argc, char **argv)
 	rc = 0;
 	if (cfg.workers > 1) {
 		server_accept_share(srv, ACCEPT_SHARE);
+		worker_cgi = cg;
+		worker_total = cfg.workers;
 		rc = run_workers(srv, base, cfg.workers);
 	} else if (evfcgi_handle_signals(srv) == -1 || evfcgi_run(srv) == -1)
 		fatal("the event loop failed");
@@ -393,6 +403,7 @@ spawn_worker(struct evfcgi_server *srv, struct event_base *base,
 		    evfcgi_handle_signals(srv) == -1)
 			fatal("worker: cannot set up the loop");
 		server_worker_slot(srv, slot);
+		cgi_share(worker_cgi, slot, worker_total);
 		/* Unblocked only now: a signal meanwhile waits for the loop. */
 		sigprocmask(SIG_SETMASK, old, NULL);
 		if (evfcgi_run(srv) == -1)

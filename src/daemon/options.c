@@ -249,8 +249,10 @@ usage_cgi(FILE *f)
 "                            instead of the demo routes\n"
 "      --cgi-root DIR        programs must be executable regular files\n"
 "                            inside DIR (realpath), else 403/404; needed\n"
-"      --cgi-max N           programs running at once (%zu)\n"
-"      --cgi-queue N         requests waiting for one; beyond: 503 (%zu)\n"
+"      --cgi-max N           programs running at once, in all: with\n"
+"                            --workers, shared among them (%zu)\n"
+"      --cgi-queue N         requests waiting for one, in all (shared the\n"
+"                            same way); beyond: 503 (%zu)\n"
 "      --cgi-timeout S       per request (time its output waits for the\n"
 "                            client not counted), then its process group\n"
 "                            gets SIGTERM (504 if nothing was sent);\n"
@@ -654,6 +656,15 @@ check_all(struct config *cfg)
 		fprintf(stderr, "evfcgid: --cgi needs --cgi-root DIR, the "
 		    "directory its programs must be in (no default: / would "
 		    "let a peer run any program)\n");
+		return 2;
+	}
+	/* Totals, shared among the workers: each needs a slot. */
+	if (cfg->cgi_on && cfg->cgi.c_max < (size_t)cfg->workers) {
+		snprintf(high, sizeof(high), "%s", options_who("workers"));
+		fprintf(stderr, "evfcgid: %s %zu is below %s %d: it is the "
+		    "total of programs at once, shared among the workers, "
+		    "and each needs at least one\n", options_who("cgi-max"),
+		    cfg->cgi.c_max, high, cfg->workers);
 		return 2;
 	}
 	if (!cfg->cgi_on && cfg->cgi.c_argv) {
