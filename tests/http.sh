@@ -27,12 +27,18 @@ fcgi_req() {
 body_of() { sed '1,/^\r$/d'; }
 
 # json_numbers KEY...: the numbers of these keys in the JSON on stdin (a
-# /status answer), space-separated in the order asked.
+# /status answer), space-separated in the order asked (a key's first
+# occurrence; nothing for a key not there).  Pure bash: no process.
 json_numbers() {
-	local k json out=""
-	json=$(cat)
+	local k json re out=""
+	IFS= read -r -d '' json
 	for k in "$@"; do
-		out+="${out:+ }$(grep -o "\"$k\":[0-9]*" <<<"$json" | cut -d: -f2)"
+		re="\"$k\":([0-9]*)"
+		if [[ $json =~ $re ]]; then
+			out+="${out:+ }${BASH_REMATCH[1]}"
+		else
+			out+="${out:+ }"
+		fi
 	done
 	echo "$out"
 }

@@ -8,7 +8,7 @@
 # Here: reporting; processes (spawn, start_evfcgid, start_blocking_fcgid);
 # ports and waiting (freeport, wait_port on an address as evfcgid --listen
 # takes it, wait_until, wait_for_line, wait_gone ...); time (now_ns,
-# ms_since); the demo body (pattern, same_file); numbers (median, ratio).
+# ms_since, now_us, nap); the demo body (pattern, same_file); numbers (median, ratio).
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # evfcgid refuses to run as root without --user; the tests (and the tools
@@ -121,15 +121,45 @@ port_accepts() {
 	(exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
 }
 
+# usecs_of SECONDS: sets USECS to a decimal count of seconds (2, 0.5, 1.25)
+# in microseconds, without starting a process.
+usecs_of() {
+	local i=${1%%.*} f=${1#*.}
+	[[ $1 == *.* ]] || f=""
+	f=${f}000000
+	USECS=$(( 10#${i:-0} * 1000000 + 10#${f:0:6} ))
+}
+
+# now_us: sets NOW_US to the wall clock in microseconds (bash's
+# EPOCHREALTIME: no process started).
+now_us() {
+	NOW_US=${EPOCHREALTIME/[.,]/}
+}
+
+# nap SECONDS: sleeps without starting a process (a timed read on a fifo
+# nobody writes; the fifo is made once per test).
+nap() {
+	local fd
+	[ -p "$T/.nap" ] || mkfifo "$T/.nap"
+	exec {fd}<>"$T/.nap"
+	read -r -t "$1" -u "$fd"
+	exec {fd}>&-
+	return 0
+}
+
 # wait_until SECONDS CMD...: runs CMD every 50 ms until it succeeds (true)
-# or SECONDS (a decimal) have passed since the first try (false).
+# or SECONDS (a decimal) have passed since the first try (false).  The
+# loop itself starts no process.
 wait_until() {
-	local end
-	end=$(( $(now_ns) + $(awk -v s="$1" 'BEGIN { printf "%d", s * 1000 }') * 1000000 ))
+	local end USECS NOW_US
+	usecs_of "$1"
+	now_us
+	end=$((NOW_US + USECS))
 	shift
 	while ! "$@"; do
-		[ "$(now_ns)" -lt "$end" ] || return 1
-		sleep 0.05
+		now_us
+		[ "$NOW_US" -lt "$end" ] || return 1
+		nap 0.05
 	done
 }
 
@@ -186,11 +216,13 @@ sndbuf_of() {
 
 # --- Time -------------------------------------------------------------
 
-# now_ns: the wall clock in nanoseconds, for ms_since.
-now_ns() { date +%s%N; }
+# now_ns: the wall clock in nanoseconds, for ms_since (microsecond
+# resolution, from EPOCHREALTIME: no process started but the subshell of
+# a caller's $(now_ns)).
+now_ns() { local NOW_US; now_us; echo "${NOW_US}000"; }
 
 # ms_since NS: whole milliseconds since NS, a value of now_ns.
-ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }
+ms_since() { local NOW_US; now_us; echo $(( (NOW_US * 1000 - $1) / 1000000 )); }
 
 # --- The demo body ----------------------------------------------------
 
