@@ -428,7 +428,7 @@ soak: all fuzz/fuzz_conn
 	$(MAKE) fuzz FUZZ_SECONDS=600
 
 # libFuzzer (clang, which deps installs: not a package the build needs):
-# 45 s in every make check (tests/test_fuzz.sh builds it), FUZZ_SECONDS
+# 20 s in every make check (tests/test_fuzz.sh builds it), FUZZ_SECONDS
 # (60) with make fuzz.
 fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) src/daemon/status.c \
 		$(HEADERS) | deps

@@ -1,12 +1,12 @@
 #!/bin/bash
 # A short libFuzzer pass (clang, ASan+UBSan) over the codec and the whole
 # connection input path: fuzz/fuzz_conn from the seed corpus for
-# FUZZ_SECONDS (45 by default).  A crash, leak or sanitizer report fails;
+# FUZZ_SECONDS (20 by default).  A crash, leak or sanitizer report fails;
 # libFuzzer leaves the input in crash-* under the scratch dir (printed):
 # add it to fuzz/corpus, where test_fuzz_replay keeps it as a regression.
 source "$(dirname "$0")/lib.sh"
 FUZZ=$TOP/fuzz/fuzz_conn
-secs=${FUZZ_SECONDS:-45}
+secs=${FUZZ_SECONDS:-20}
 
 # Built here, not by make check's build: it needs clang (make deps
 # installs it) and compiles the engine a third time.
