@@ -18,9 +18,14 @@ backend() {
 	wait_port "127.0.0.1:${!port_var}"
 }
 
-# load SECONDS OUT: http_load on /hello through nginx in the background.
+# load SECONDS OUT: http_load on /hello through nginx in the background,
+# open loop: RATE fetches a second, each on a connection of its own,
+# whatever the answers' pace (a closed loop of 10 in flight made some 7000
+# a second here and spent 12 processor-seconds on a 12 s test; what is
+# judged is that none fails, not how many there are).
+RATE=400
 load() {
-	"$HTTP_LOAD" -parallel 10 -seconds "$1" "$T/urls" >"$2" 2>"$2.err" &
+	"$HTTP_LOAD" -rate "$RATE" -jitter -seconds "$1" "$T/urls" >"$2" 2>"$2.err" &
 	LOAD_PID=$!
 }
 
@@ -73,6 +78,7 @@ sleep 1
 wait "$LOAD_PID"
 n=$(failed "$T/kill9")
 echo "# kill -9 of one of two under load: $n failed of $(awk '/ fetches, / { print $1 }' "$T/kill9") ($(head -n 1 "$T/kill9"))"
+# 4 s at RATE: 1600 started, most answered.
 check "kill -9 of one: B went on serving (most fetches answered)" \
-	test "$(awk '$1 == "code" && $2 == 200 { print $4 }' "$T/kill9")" -gt 100
+	test "$(awk '$1 == "code" && $2 == 200 { print $4 }' "$T/kill9")" -gt $((RATE * 4 / 2))
 finish
