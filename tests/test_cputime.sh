@@ -44,4 +44,16 @@ check "the command's exit status comes back (3)" test $? -eq 3
 check "a command killed by signal 15 gives 143" test $? -eq 143
 "$CPUTIME" -o "$T/none" "$T/no-such-program" 2>/dev/null
 check "a command that cannot start gives 127" test $? -eq 127
+
+# A process still running GRACE s after the command ended is named and
+# left alone: a leak does not hang make check.
+start=$(now_ns)
+"$CPUTIME" -o "$T/left" -g 0.5 bash -c \
+	"(setsid sleep 2.5 </dev/null >/dev/null 2>&1 &); exit 5" 2>"$T/left.err"
+rc=$?
+ms=$(ms_since "$start")
+check "a process left running: not waited for past the grace (exit $rc, $ms ms)" \
+	test "$rc" -eq 5 -a "$ms" -lt 2000
+check "a process left running: named on stderr ($(cat "$T/left.err"))" \
+	grep -q '^# cputime: still running .* sleep 2.5' "$T/left.err"
 finish
