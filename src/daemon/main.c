@@ -318,7 +318,7 @@ main(int argc, char **argv)
 	char			 err[256];
 	int			 rc;
 
-	if ((rc = options_parse(argc, argv, &cfg)) != -1)
+	if ((rc = options_parse(argc, argv, &cfg)) != OPTIONS_GO_ON)
 		return rc;
 	if (log_init("evfcgid", cfg.level, cfg.use_syslog,
 	    cfg.log_file) == -1) {

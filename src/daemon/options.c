@@ -341,7 +341,7 @@ bad:
 /*
  * Appends the listening address arg (checked; who names it, where the
  * file's line or NULL) to cfg's; the command line's replace the file's.
- * Returns -1 to go on, or 2 after a message.
+ * Returns OPTIONS_GO_ON to go on, or 2 after a message.
  */
 static int
 listen_append(struct config *cfg, const char *who, const char *arg,
@@ -367,13 +367,13 @@ listen_append(struct config *cfg, const char *who, const char *arg,
 	cfg->listen[cfg->nlisten++] = arg;
 	if (where != NULL)
 		cfg->listen_from_file = 1;
-	return -1;
+	return OPTIONS_GO_ON;
 }
 
 /*
  * Appends list (checked; who names it) to cfg's allowed peers; the
- * command line's replace the file's.  Returns -1 to go on, or 2 after a
- * message.
+ * command line's replace the file's.  Returns OPTIONS_GO_ON to go on,
+ * or 2 after a message.
  */
 static int
 allow_append(struct config *cfg, const char *who, const char *list,
@@ -404,13 +404,14 @@ allow_append(struct config *cfg, const char *who, const char *list,
 	cfg->allow = p;
 	if (where != NULL)
 		cfg->allow_from_file = 1;
-	return -1;
+	return OPTIONS_GO_ON;
 }
 
 /*
  * Applies one option of the table to cfg; where is "FILE:LINE" for a line
- * of the config file, NULL for the command line.  Returns -1 to go on,
- * else the exit status (0 after --help or --version, 2 for a bad value).
+ * of the config file, NULL for the command line.  Returns OPTIONS_GO_ON
+ * to go on, else the exit status (0 after --help or --version, 2 for a
+ * bad value).
  */
 static int
 set_opt(struct config *cfg, const struct opt *o, const char *arg,
@@ -456,11 +457,11 @@ set_opt(struct config *cfg, const struct opt *o, const char *arg,
 		*(const char **)(void *)p = arg;
 		break;
 	case K_LISTEN:
-		if ((rc = listen_append(cfg, who, arg, where)) != -1)
+		if ((rc = listen_append(cfg, who, arg, where)) != OPTIONS_GO_ON)
 			return rc;
 		break;
 	case K_ALLOW:
-		if ((rc = allow_append(cfg, who, arg, where)) != -1)
+		if ((rc = allow_append(cfg, who, arg, where)) != OPTIONS_GO_ON)
 			return rc;
 		break;
 	case K_BACKEND:
@@ -489,13 +490,13 @@ set_opt(struct config *cfg, const struct opt *o, const char *arg,
 		    event_get_version());
 		return 0;
 	}
-	return -1;
+	return OPTIONS_GO_ON;
 }
 
 /*
  * Applies one line of the config file (modified in place; kept, since
- * string options point into it).  Returns -1 to go on, or 2 after a
- * message naming where.
+ * string options point into it).  Returns OPTIONS_GO_ON to go on, or 2
+ * after a message naming where.
  */
 static int
 file_line(struct config *cfg, char *line, const char *where)
@@ -506,7 +507,7 @@ file_line(struct config *cfg, char *line, const char *where)
 	for (name = line; isspace((unsigned char)*name); name++)
 		;
 	if (*name == '\0' || *name == '#')
-		return -1;
+		return OPTIONS_GO_ON;
 	for (val = name; *val != '\0' && !isspace((unsigned char)*val); val++)
 		;
 	if (*val != '\0')
@@ -547,8 +548,8 @@ file_line(struct config *cfg, char *line, const char *where)
 
 /*
  * Reads the config file path into cfg.  Its lines stay allocated for the
- * life of the process (options point into them).  Returns -1 to go on, or
- * 2 after a message.
+ * life of the process (options point into them).  Returns OPTIONS_GO_ON
+ * to go on, or 2 after a message.
  */
 static int
 read_file(struct config *cfg, const char *path)
@@ -556,14 +557,14 @@ read_file(struct config *cfg, const char *path)
 	FILE	*f;
 	char	 buf[LINE_MAX_LEN], where[LINE_MAX_LEN], *line;
 	size_t	 len;
-	int	 lineno = 0, rc = -1;
+	int	 lineno = 0, rc = OPTIONS_GO_ON;
 
 	if ((f = fopen(path, "r")) == NULL) {
 		fprintf(stderr, "evfcgid: --config %s: %s\n", path,
 		    strerror(errno));
 		return 2;
 	}
-	while (rc == -1 && fgets(buf, sizeof(buf), f) != NULL) {
+	while (rc == OPTIONS_GO_ON && fgets(buf, sizeof(buf), f) != NULL) {
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%d", path, lineno);
 		len = strlen(buf);
@@ -579,7 +580,7 @@ read_file(struct config *cfg, const char *path)
 		}
 		rc = file_line(cfg, line, where);
 	}
-	if (rc == -1 && ferror(f)) {
+	if (rc == OPTIONS_GO_ON && ferror(f)) {
 		fprintf(stderr, "evfcgid: --config %s: %s\n", path,
 		    strerror(errno));
 		rc = 2;
@@ -590,7 +591,8 @@ read_file(struct config *cfg, const char *path)
 
 /*
  * One pass over the command line: pass 0 reads only --config (quietly),
- * pass 1 every other option.  Returns -1 to go on, else the exit status.
+ * pass 1 every other option.  Returns OPTIONS_GO_ON to go on, else the
+ * exit status.
  */
 static int
 parse_argv(int argc, char **argv, struct config *cfg, int pass)
@@ -628,7 +630,8 @@ parse_argv(int argc, char **argv, struct config *cfg, int pass)
 		}
 		if ((pass == 0) != (opts[i].o_kind == K_CONFIG))
 			continue;
-		if ((rc = set_opt(cfg, &opts[i], optarg, NULL)) != -1)
+		if ((rc = set_opt(cfg, &opts[i], optarg, NULL)) !=
+		    OPTIONS_GO_ON)
 			return rc;
 	}
 	if (pass == 1 && optind < argc) {
@@ -636,10 +639,13 @@ parse_argv(int argc, char **argv, struct config *cfg, int pass)
 		    "Try 'evfcgid --help'.\n", argv[optind]);
 		return 2;
 	}
-	return -1;
+	return OPTIONS_GO_ON;
 }
 
-/* Checks the options together.  Returns -1 to go on, or 2 after a message. */
+/*
+ * Checks the options together.  Returns OPTIONS_GO_ON to go on, or 2
+ * after a message.
+ */
 static int
 check_all(struct config *cfg)
 {
@@ -682,7 +688,7 @@ check_all(struct config *cfg)
 		    options_who("group"));
 		return 2;
 	}
-	return -1;
+	return OPTIONS_GO_ON;
 }
 
 const char *
@@ -711,16 +717,17 @@ options_parse(int argc, char **argv, struct config *cfg)
 	cfg->level = LOG_INFO;
 	cfg->workers = 1;
 	cgi_config_default(&cfg->cgi);
-	if ((rc = parse_argv(argc, argv, cfg, 0)) != -1)
+	if ((rc = parse_argv(argc, argv, cfg, 0)) != OPTIONS_GO_ON)
 		return rc;
-	if (cfg->config != NULL && (rc = read_file(cfg, cfg->config)) != -1)
+	if (cfg->config != NULL &&
+	    (rc = read_file(cfg, cfg->config)) != OPTIONS_GO_ON)
 		return rc;
-	if ((rc = parse_argv(argc, argv, cfg, 1)) != -1)
+	if ((rc = parse_argv(argc, argv, cfg, 1)) != OPTIONS_GO_ON)
 		return rc;
 	/* libfcgi's variable, when no --allow was given. */
 	if (cfg->allow == NULL && (env = getenv("FCGI_WEB_SERVER_ADDRS")) !=
 	    NULL && *env != '\0' && (rc = allow_append(cfg,
-	    "FCGI_WEB_SERVER_ADDRS", env, NULL)) != -1)
+	    "FCGI_WEB_SERVER_ADDRS", env, NULL)) != OPTIONS_GO_ON)
 		return rc;
 	if ((env = getenv("EVFCGID_ALLOW_ROOT")) != NULL &&
 	    strcmp(env, "1") == 0)

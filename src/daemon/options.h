@@ -42,12 +42,15 @@ struct config {
 	struct cgi_config	 cgi;
 };
 
+/* What options_parse and the parsers in options.c return to go on. */
+#define OPTIONS_GO_ON	(-1)
+
 /*
  * Fills cfg with the defaults, then the --config file's options if one is
- * given, then the command line's, and checks them together.  Returns -1
- * to go on, else the status to exit with (0 after --help or --version, 2
- * after a message on stderr for a bad option, naming file:line for the
- * file).
+ * given, then the command line's, and checks them together.  Returns
+ * OPTIONS_GO_ON to run, else the status to exit with (0 after --help or
+ * --version, 2 after a message on stderr for a bad option, naming
+ * file:line for the file).
  */
 int	options_parse(int argc, char **argv, struct config *cfg);
 
