@@ -37,6 +37,7 @@ cases=(
 	"high-water|1m|0|0: expected a number from 1|2|"
 	"low-water|1k|1g| 1073741824 is above --high-water|2|"
 	"max-queued|64m|0|0: expected a number from 1|2|"
+	"share-floor|8k|0|0: expected a number from 1|2|"
 	"max-input|64m|0|0: expected a number from 1|2|"
 	"header-timeout|10|0|0: expected a number from 1 to 86400|2|"
 	"idle-timeout|10|86401|86401: expected a number from 1 to 86400|2|"

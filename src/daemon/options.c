@@ -73,6 +73,7 @@ static const struct opt opts[] = {
 	{ "high-water", 0, K_SIZE, LIM(high_water), 1, SIZE_MAX / 2 },
 	{ "low-water", 0, K_SIZE, LIM(low_water), 0, SIZE_MAX / 2 },
 	{ "max-queued", 0, K_SIZE, LIM(max_queued), 1, SIZE_MAX / 2 },
+	{ "share-floor", 0, K_SIZE, LIM(share_floor), 1, SIZE_MAX / 2 },
 	{ "max-input", 0, K_SIZE, LIM(max_input), 1, SIZE_MAX / 2 },
 	{ "header-timeout", 0, K_INT, LIM(header_timeout), 1, 86400 },
 	{ "idle-timeout", 0, K_INT, LIM(idle_timeout), 1, 86400 },
@@ -210,8 +211,13 @@ usage_limits(FILE *f)
 "      --high-water BYTES    output per connection above which it stops\n"
 "                            reading and producers wait (%zu)\n"
 "      --low-water BYTES     output below which they resume (%zu)\n"
-"      --max-queued BYTES    output queued in all connections; beyond:\n"
-"                            producers wait, new requests get 503 (%zu)\n"
+"      --max-queued BYTES    output queued in all connections: 7/8 of it\n"
+"                            shared among those whose peer reads slowly,\n"
+"                            1/8 kept for the rest; full, producers wait,\n"
+"                            and new requests get 503 once the shares are\n"
+"                            at their floor (%zu)\n"
+"      --share-floor BYTES   a slow connection's share of --max-queued:\n"
+"                            at least this, at most --high-water (%zu)\n"
 "      --max-input BYTES     PARAMS and bodies held by all requests; a\n"
 "                            request that would pass it gets 503 (%zu)\n"
 "      --header-timeout S    BEGIN_REQUEST to end of PARAMS; then the\n"
@@ -230,7 +236,8 @@ usage_limits(FILE *f)
 "                            megabytes per slow reader (%zu)\n"
 "\n",
 	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,
-	    d.max_body, d.high_water, d.low_water, d.max_queued, d.max_input,
+	    d.max_body, d.high_water, d.low_water, d.max_queued,
+	    d.share_floor, d.max_input,
 	    d.header_timeout, d.idle_timeout, d.write_timeout,
 	    d.drain_timeout, d.sndbuf);
 }

@@ -75,7 +75,8 @@ route_status(struct evfcgi_req *req, void *arg)
 	    "\"requests\":%" PRIu64 ",\"requests_active\":%" PRIu64 ","
 	    "\"bytes_queued\":%" PRIu64 ",\"peak_bytes_queued\":%" PRIu64 ","
 	    "\"bytes_input\":%" PRIu64 ",\"peak_bytes_input\":%" PRIu64 ","
-	    "\"stalled_sockets\":%" PRIu64 ",\"lingering\":%" PRIu64 ","
+	    "\"stalled_sockets\":%" PRIu64 ",\"holding_sockets\":%" PRIu64
+	    ",\"share_bytes\":%" PRIu64 ",\"lingering\":%" PRIu64 ","
 	    "\"overloaded\":%" PRIu64 ","
 	    "\"rejected\":%" PRIu64 ",\"aborted\":%" PRIu64 ","
 	    "\"closed_on_error\":%" PRIu64 ",\"denied\":%" PRIu64 ","
@@ -89,13 +90,13 @@ route_status(struct evfcgi_req *req, void *arg)
 	    "\"limits\":{\"max_conns\":%zu,\"max_reqs\":%zu,"
 	    "\"max_conn_requests\":%zu,\"max_params\":%zu,\"max_body\":%zu,"
 	    "\"max_size\":%" PRIu64 ",\"high_water\":%zu,\"low_water\":%zu,"
-	    "\"max_queued\":%zu,\"max_input\":%zu,\"sndbuf\":%zu,\"header_timeout\":%d,"
+	    "\"max_queued\":%zu,\"share_floor\":%zu,\"max_input\":%zu,\"sndbuf\":%zu,\"header_timeout\":%d,"
 	    "\"idle_timeout\":%d,\"write_timeout\":%d,\"drain_timeout\":%d}}\n",
 	    (int)getpid(), (long long)(time(NULL) - status_started),
 	    st.connections, st.connections_total, st.requests_total,
 	    st.requests_active, st.bytes_queued, st.peak_bytes_queued,
 	    st.bytes_input, st.peak_bytes_input,
-	    st.stalled, st.lingering, st.overloaded, st.rejected, st.aborted,
+	    st.stalled, st.holding, st.share, st.lingering, st.overloaded, st.rejected, st.aborted,
 	    st.closed_on_error, st.denied, st.bytes_written, st.body_bytes,
 	    st.answered_2xx, st.answered_3xx, st.answered_4xx, st.answered_5xx,
 	    st.status_413, st.status_431, st.status_503, st.timeouts_header,
@@ -103,6 +104,7 @@ route_status(struct evfcgi_req *req, void *arg)
 	    lim->max_conns, lim->max_reqs,
 	    lim->max_conn_requests, lim->max_params, lim->max_body,
 	    status_max_size, lim->high_water, lim->low_water, lim->max_queued,
+	    lim->share_floor,
 	    lim->max_input,
 	    lim->sndbuf, lim->header_timeout, lim->idle_timeout,
 	    lim->write_timeout, lim->drain_timeout);
@@ -151,6 +153,11 @@ static const struct prom_metric prom_metrics[] = {
 	{ "evfcgid_stalled_sockets", "gauge",
 	    "Connections with output above the low watermark.",
 	    ST(stalled) },
+	{ "evfcgid_holding_sockets", "gauge",
+	    "Connections holding output the kernel refused, sharing "
+	    "max_queued.", ST(holding) },
+	{ "evfcgid_share_bytes", "gauge",
+	    "Output each of those may hold now.", ST(share) },
 	{ "evfcgid_lingering_sockets", "gauge",
 	    "Connections closed whose answer's last bytes the kernel still "
 	    "holds (shut for writing, kept until sent).", ST(lingering) },

@@ -5,11 +5,14 @@
  */
 #include <sys/types.h>
 
+#include <stdint.h>
+
 #include <event2/event.h>
 
 #include "budget.h"
 
 static void	budget_wakecb(evutil_socket_t, short, void *);
+static void	budget_reshare(struct budget *);
 
 int
 budget_init(struct budget *b, struct event_base *base, uint64_t cap)
@@ -17,6 +20,10 @@ budget_init(struct budget *b, struct event_base *base, uint64_t cap)
 	b->b_cap = cap;
 	b->b_queued = 0;
 	b->b_peak = 0;
+	b->b_holders = 0;
+	b->b_floor = 0;
+	b->b_high = cap > SIZE_MAX ? SIZE_MAX : (size_t)cap;
+	budget_reshare(b);
 	b->b_nwaiting = 0;
 	TAILQ_INIT(&b->b_waiting);
 	b->b_wake = event_new(base, -1, 0, budget_wakecb, b);
@@ -34,6 +41,44 @@ budget_fini(struct budget *b)
 }
 
 void
+budget_shares(struct budget *b, size_t floor, size_t high)
+{
+	b->b_high = high;
+	b->b_floor = floor < high ? floor : high;
+	budget_reshare(b);
+}
+
+void
+budget_hold(struct budget *b, int on)
+{
+	if (on)
+		b->b_holders++;
+	else if (b->b_holders > 0)
+		b->b_holders--;
+	budget_reshare(b);
+}
+
+/*
+ * The holders' part is 7/8 of the cap; each gets an equal share of it,
+ * between the floor and the high mark.  At the floor they may fill what
+ * the floor needs, up to the whole cap.
+ */
+static void
+budget_reshare(struct budget *b)
+{
+	uint64_t	 part = b->b_cap - b->b_cap / 8, share, need;
+
+	share = b->b_holders > 0 ? part / b->b_holders : part;
+	if (share > b->b_high)
+		share = b->b_high;
+	if (share < b->b_floor)
+		share = b->b_floor;
+	b->b_share = (size_t)share;
+	need = b->b_holders * b->b_floor;
+	b->b_hold_cap = need > b->b_cap ? b->b_cap : need > part ? need : part;
+}
+
+void
 budget_add(struct budget *b, long long delta)
 {
 	b->b_queued += (uint64_t)delta;
@@ -45,6 +90,18 @@ int
 budget_over(const struct budget *b)
 {
 	return b->b_queued >= b->b_cap;
+}
+
+int
+budget_full(const struct budget *b, int holding)
+{
+	return b->b_queued >= (holding ? b->b_hold_cap : b->b_cap);
+}
+
+int
+budget_refuse(const struct budget *b)
+{
+	return b->b_queued >= b->b_cap && b->b_share <= b->b_floor;
 }
 
 void

@@ -2,6 +2,14 @@
  * budget.h: the global cap on output queued in all connections, and the
  * queue of producers waiting for room under it.  Its one owner is the
  * server; connections account their output here and wait here.
+ *
+ * Shares: a connection whose peer does not take its output as fast as it
+ * comes (it holds output the kernel refused) may hold its share, 7/8 of
+ * the cap divided among all such holders, between a floor and the high
+ * mark; the 1/8 left is kept for connections that drain, so a fast request
+ * finds room however many slow ones wait.  Holders may pass their 7/8
+ * only as far as the floor needs, and new requests are refused only when
+ * the cap is full with the shares at the floor: cap / floor holders.
  */
 #ifndef BUDGET_H
 #define BUDGET_H
@@ -28,6 +36,11 @@ struct budget {
 	uint64_t		 b_cap;
 	uint64_t		 b_queued;	/* bytes in all output buffers */
 	uint64_t		 b_peak;
+	uint64_t		 b_holders;	/* connections holding output */
+	uint64_t		 b_hold_cap;	/* what holders may fill */
+	size_t			 b_floor;	/* a holder's share: at least */
+	size_t			 b_high;	/* ... and at most */
+	size_t			 b_share;	/* a holder's share now */
 	struct budget_queue	 b_waiting;	/* in the order they came */
 	size_t			 b_nwaiting;
 	struct event		*b_wake;	/* runs the waiters next turn */
@@ -36,14 +49,39 @@ struct budget {
 /* Starts b empty with cap bytes on base.  0, or -1 when out of memory. */
 int	budget_init(struct budget *b, struct event_base *base, uint64_t cap);
 
+/*
+ * Shares between floor and high bytes per holder (budget_init: every
+ * connection may hold the whole cap, as without shares).
+ */
+void	budget_shares(struct budget *b, size_t floor, size_t high);
+
+/* A connection begins (on 1) or ends (on 0) holding output. */
+void	budget_hold(struct budget *b, int on);
+
+/* What one connection may hold now (its high mark). */
+static inline size_t
+budget_share(const struct budget *b)
+{
+	return b->b_share;
+}
+
 /* Frees what budget_init made; waiters are forgotten. */
 void	budget_fini(struct budget *b);
 
 /* Accounts output queued (delta > 0) or gone (delta < 0); keeps the peak. */
 void	budget_add(struct budget *b, long long delta);
 
-/* Whether the cap stops producers now. */
+/* Whether the cap stops producers now (of a connection that drains). */
 int	budget_over(const struct budget *b);
+
+/* The same for a connection that is holding output or not. */
+int	budget_full(const struct budget *b, int holding);
+
+/*
+ * Whether a new request is refused (503): the cap is full and the shares
+ * are at their floor.
+ */
+int	budget_refuse(const struct budget *b);
 
 /* Puts w at the end of the queue (once); it runs when output drains. */
 void	budget_wait(struct budget *b, struct budget_waiter *w);

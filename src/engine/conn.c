@@ -67,6 +67,7 @@ static void	conn_write_timeout(struct conn *);
 static int	conn_idle_due(struct conn *);
 static void	conn_close_flushed(struct conn *);
 static void	conn_timeoutcb(evutil_socket_t, short, void *);
+static void	conn_holding(struct conn *, int);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	conn_waitcb(void *);
@@ -295,6 +296,7 @@ conn_close(struct conn *c, const char *why)
 	out = c->c_out;
 	evbuffer_remove_cb(out, conn_output_cb, c);
 	budget_add(env->ce_budget, -(long long)evbuffer_get_length(out));
+	conn_holding(c, 0);
 	budget_cancel(env->ce_budget, &c->c_wait);
 	budget_kick(env->ce_budget);
 	event_del(&c->c_rev);
@@ -361,6 +363,7 @@ conn_fail(struct conn *c, const char *why)
 	conn_read_update(c);
 	event_del(&c->c_wev);
 	c->c_writing = 0;
+	conn_holding(c, 0);
 	c->c_timer_kind = TIMER_FAIL;
 	c->c_idle_lazy = 0;
 	evtimer_add(&c->c_timer, &now);
@@ -402,6 +405,33 @@ conn_drain_fresh(struct conn *c)
 {
 	c->c_first_due = 1;
 	conn_drain(c);
+}
+
+/* c begins or ends holding output the kernel refused: shares change. */
+static void
+conn_holding(struct conn *c, int on)
+{
+	if (c->c_holding == (unsigned)on)
+		return;
+	c->c_holding = on;
+	budget_hold(c->c_env->ce_budget, on);
+}
+
+size_t
+conn_high(const struct conn *c)
+{
+	return budget_share(c->c_env->ce_budget);
+}
+
+size_t
+conn_low(const struct conn *c)
+{
+	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	size_t				 share = conn_high(c);
+
+	if (share >= lim->high_water)
+		return lim->low_water;
+	return (size_t)((uint64_t)lim->low_water * share / lim->high_water);
 }
 
 size_t
@@ -958,6 +988,7 @@ conn_written(struct conn *c)
 	size_t				 left;
 
 	left = evbuffer_get_length(c->c_out);
+	conn_holding(c, left > 0);
 	/* Bytes left: producers waiting on the global cap may go on. */
 	budget_kick(c->c_env->ce_budget);
 	if (left > 0 && !c->c_writing) {
@@ -973,9 +1004,9 @@ conn_written(struct conn *c)
 		event_assign(&c->c_wev, c->c_env->ce_base, c->c_fd,
 		    EV_WRITE | EV_PERSIST, conn_writecb, c);
 	}
-	if (left <= lim->low_water)
+	if (left <= conn_low(c))
 		conn_low_mark(c);
-	else if (left < lim->high_water && !TAILQ_EMPTY(&c->c_producers))
+	else if (left < conn_high(c) && !TAILQ_EMPTY(&c->c_producers))
 		conn_pump_room(c, 1);	/* those that said what they need */
 }
 
@@ -1074,14 +1105,13 @@ conn_producers_wake(struct conn *c)
 static struct evfcgi_req *
 conn_producer_next(struct conn *c, size_t room, int needy)
 {
-	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
 	struct evfcgi_req		*r;
-	size_t				 need;
+	size_t				 need, most = conn_high(c) - conn_low(c);
 
 	TAILQ_FOREACH(r, &c->c_producers, r_prod_entry) {
 		need = r->r_prod_need;
-		if (need > lim->high_water - lim->low_water)
-			need = lim->high_water - lim->low_water;
+		if (need > most)
+			need = most;
 		if (room < need || (needy && need == 0))
 			continue;
 		if (!r->r_prod_idle && !needy)
@@ -1102,9 +1132,8 @@ conn_producer_next(struct conn *c, size_t room, int needy)
 static void
 conn_pump_room(struct conn *c, int needy)
 {
-	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
 	struct evfcgi_req		*r;
-	size_t				 len;
+	size_t				 len, high = conn_high(c);
 	int				 idle = 0;
 
 	if (c->c_state == CONN_DEAD || c->c_state == CONN_CLOSING ||
@@ -1113,23 +1142,22 @@ conn_pump_room(struct conn *c, int needy)
 	conn_enter(c);
 	while (c->c_state != CONN_DEAD && !c->c_link.rl_broken) {
 		len = conn_out_len(c);
-		if (len >= lim->high_water ||
-		    (r = conn_producer_next(c, lim->high_water - len, needy)) ==
-		    NULL)
+		if (len >= high ||
+		    (r = conn_producer_next(c, high - len, needy)) == NULL)
 			break;
-		if (budget_over(c->c_env->ce_budget)) {
+		if (budget_full(c->c_env->ce_budget, c->c_holding)) {
 			budget_wait(c->c_env->ce_budget, &c->c_wait);
 			break;
 		}
 		/* Round robin between the requests multiplexed on c. */
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
 		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod_entry);
-		if (req_produce(r, lim->high_water - len) == 0 &&
+		if (req_produce(r, high - len) == 0 &&
 		    r->r_prod_idle)
 			idle = 1;
 	}
 	if (idle && c->c_state != CONN_DEAD && c->c_state != CONN_CLOSING &&
-	    conn_out_len(c) <= lim->low_water)
+	    conn_out_len(c) <= conn_low(c))
 		conn_producers_later(c);
 	conn_leave(c);
 }

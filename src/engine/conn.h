@@ -87,6 +87,8 @@ struct conn {
 						   active to flush */
 	unsigned		 c_reading:1;	/* c_rev is added */
 	unsigned		 c_writing:1;	/* c_wev waits for room */
+	unsigned		 c_holding:1;	/* counted a holder (budget.h):
+						   the kernel refused bytes */
 	unsigned		 c_flush_due:1;	/* c_wev made active */
 	unsigned		 c_staging:1;	/* has the stage (conn_readcb) */
 	enum conn_state		 c_state;
@@ -194,6 +196,13 @@ int		 conn_input_pending(struct conn *c);
 
 /* The peer's input ended and all of it was acted on: finish c off. */
 void		 conn_input_ended(struct conn *c);
+
+/*
+ * c's high mark: its share of the global cap (budget.h), at most
+ * --high-water; and its low mark, --low-water scaled alike.
+ */
+size_t		 conn_high(const struct conn *c);
+size_t		 conn_low(const struct conn *c);
 
 /* Bytes of output c holds: queued, and staged in the running callback. */
 size_t		 conn_out_len(const struct conn *c);

@@ -115,7 +115,7 @@ conn_records_run(struct conn *c, struct conn_src *s)
 	int			 consumed = 0;
 
 	while (c->c_state == CONN_READING && c->c_fail_why == NULL) {
-		if (conn_out_len(c) >= c->c_env->ce_lim->high_water) {
+		if (conn_out_len(c) >= conn_high(c)) {
 			conn_set_state(c, CONN_PAUSED);
 			break;
 		}
@@ -438,7 +438,7 @@ conn_route(struct conn *c, struct evfcgi_req *r)
 
 	env->ce_route(env->ce_arg, evfcgi_path(r), evfcgi_method(r),
 	    r->r_role, &rt);
-	req_route(r, &rt, budget_over(env->ce_budget));
+	req_route(r, &rt, budget_refuse(env->ce_budget));
 	if (r->r_role == FCGI_FILTER && r->r_state == REQ_STDIN &&
 	    req_data_begin(r) == -1)
 		conn_close(c, "out of memory reading DATA");
@@ -538,7 +538,7 @@ static void
 conn_dispatch(struct conn *c, struct evfcgi_req *r)
 {
 	c->c_nhandler++;
-	req_dispatch(r, budget_over(c->c_env->ce_budget));
+	req_dispatch(r, budget_refuse(c->c_env->ce_budget));
 }
 
 /*

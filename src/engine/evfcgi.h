@@ -59,6 +59,8 @@ struct evfcgi_limits {
 	int	idle_timeout;		/* s without input while waiting for it */
 	int	write_timeout;		/* s of queued output without progress */
 	int	drain_timeout;		/* s allowed to finish after SIGTERM */
+	size_t	share_floor;		/* a slow connection's share of
+					   max_queued: at least this (16k) */
 };
 
 struct evfcgi_stats {
@@ -71,6 +73,9 @@ struct evfcgi_stats {
 	uint64_t	bytes_input;		/* PARAMS and bodies held */
 	uint64_t	peak_bytes_input;
 	uint64_t	stalled;		/* sockets waiting above the low mark */
+	uint64_t	holding;		/* sockets holding output the kernel
+						   refused (sharing max_queued) */
+	uint64_t	share;			/* bytes each of those may hold */
 	uint64_t	overloaded;		/* answered FCGI_OVERLOADED or 503 */
 	uint64_t	rejected;		/* answered 413 or 431 */
 	uint64_t	aborted;		/* ABORT_REQUEST or peer gone */

@@ -75,6 +75,7 @@ evfcgi_limits_default(struct evfcgi_limits *lim)
 	lim->high_water = 256 * 1024;
 	lim->low_water = 64 * 1024;
 	lim->max_queued = 256 * 1024 * 1024;
+	lim->share_floor = 16 * 1024;
 	lim->max_input = 256 * 1024 * 1024;
 	lim->sndbuf = 64 * 1024;
 	lim->header_timeout = 30;
@@ -155,6 +156,10 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		evfcgi_server_free(srv);
 		return NULL;
 	}
+	/* A floor of 0 (limits not from evfcgi_limits_default): no shares,
+	   every connection may hold the high mark, as before there were. */
+	budget_shares(&srv->srv_budget, lim->share_floor > 0 ?
+	    lim->share_floor : lim->high_water, lim->high_water);
 	return srv;
 }
 
@@ -937,6 +942,8 @@ evfcgi_get_stats(struct evfcgi_server *srv, struct evfcgi_stats *st)
 	st->peak_bytes_queued = srv->srv_budget.b_peak;
 	st->bytes_input = srv->srv_input.b_queued;
 	st->peak_bytes_input = srv->srv_input.b_peak;
+	st->holding = srv->srv_budget.b_holders;
+	st->share = budget_share(&srv->srv_budget);
 	st->stalled = 0;
 	TAILQ_FOREACH(c, &srv->srv_conns, c_entry)
 		if (conn_stalled(c))

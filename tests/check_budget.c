@@ -1,0 +1,163 @@
+/*
+ * check_budget.c: the global output cap and its shares: what a connection
+ * holding output may hold as more of them do, the room kept for those
+ * that drain, and when a new request is refused (cap / floor holders).
+ */
+#include <check.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "budget.h"
+#include "tests/suite.h"
+
+#define KIB	1024ULL
+#define MIB	(1024 * KIB)
+
+static struct event_base	*base;
+static struct budget		 b;
+
+/* The daemon's defaults: --max-queued 256m, --share-floor 16k,
+   --high-water 256k. */
+static void
+setup(void)
+{
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_int_eq(budget_init(&b, base, 256 * MIB), 0);
+	budget_shares(&b, 16 * KIB, 256 * KIB);
+}
+
+static void
+teardown(void)
+{
+	budget_fini(&b);
+	event_base_free(base);
+}
+
+static void
+holders(uint64_t n)
+{
+	while (b.b_holders < n)
+		budget_hold(&b, 1);
+	while (b.b_holders > n)
+		budget_hold(&b, 0);
+}
+
+/* 7/8 of the cap divided among the holders, between floor and high. */
+START_TEST(share_shrinks)
+{
+	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	holders(1);
+	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	holders(896);
+	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	holders(1000);
+	ck_assert_uint_eq(budget_share(&b), 224 * MIB / 1000);
+	holders(3000);
+	ck_assert_uint_eq(budget_share(&b), 224 * MIB / 3000);
+	holders(10000);
+	ck_assert_uint_eq(budget_share(&b), 224 * MIB / 10000);
+	holders(14336);
+	ck_assert_uint_eq(budget_share(&b), 16 * KIB);
+	holders(20000);
+	ck_assert_uint_eq(budget_share(&b), 16 * KIB);
+	holders(0);
+	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+}
+END_TEST
+
+/* Holders full at their 7/8: a connection that drains still has room. */
+START_TEST(room_kept_for_the_rest)
+{
+	holders(1000);
+	budget_add(&b, (long long)(224 * MIB));
+	ck_assert(budget_full(&b, 1));
+	ck_assert(!budget_full(&b, 0));
+	ck_assert(!budget_over(&b));
+	ck_assert(!budget_refuse(&b));
+	/* The rest filled too: producers wait, but no 503 above the floor. */
+	budget_add(&b, (long long)(32 * MIB));
+	ck_assert(budget_full(&b, 0));
+	ck_assert(!budget_refuse(&b));
+}
+END_TEST
+
+/*
+ * The first 503 with the defaults: 256m / 16k = 16384 holders at the
+ * floor, each holding it.  One fewer: each holder is full, and the room
+ * left is one more floor, for a new one.
+ */
+START_TEST(first_refusal_at_cap_over_floor)
+{
+	holders(16383);
+	budget_add(&b, (long long)(16383 * 16 * KIB));
+	ck_assert(budget_full(&b, 1));
+	ck_assert(!budget_full(&b, 0));
+	ck_assert(!budget_refuse(&b));
+	holders(16384);
+	budget_add(&b, (long long)(16 * KIB));
+	ck_assert(budget_refuse(&b));
+	ck_assert(budget_full(&b, 1));
+}
+END_TEST
+
+/* At the floor, holders may fill what the floor needs, not more. */
+START_TEST(hold_cap_follows_the_floor)
+{
+	holders(15000);
+	ck_assert_uint_eq(b.b_hold_cap, 15000 * 16 * KIB);
+	holders(100);
+	ck_assert_uint_eq(b.b_hold_cap, 224 * MIB);
+	holders(100000);
+	ck_assert_uint_eq(b.b_hold_cap, 256 * MIB);
+}
+END_TEST
+
+/* Accounting that comes and goes leaves the shares where they began. */
+START_TEST(hold_release_balance)
+{
+	uint64_t	 i;
+
+	for (i = 0; i < 5000; i++)
+		budget_hold(&b, 1);
+	for (i = 0; i < 5000; i++)
+		budget_hold(&b, 0);
+	ck_assert_uint_eq(b.b_holders, 0);
+	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+}
+END_TEST
+
+/* More releases than holds stay at 0; a floor above high is high. */
+START_TEST(release_below_zero_and_floor_above_high)
+{
+	budget_hold(&b, 0);
+	ck_assert_uint_eq(b.b_holders, 0);
+	budget_shares(&b, 1 * MIB, 256 * KIB);
+	holders(100000);
+	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	/* Shares off (floor = high): refused once full, as without them. */
+	holders(1);
+	budget_add(&b, (long long)(256 * MIB));
+	ck_assert(budget_refuse(&b));
+}
+END_TEST
+
+static Suite *
+budget_suite(void)
+{
+	Suite	*s = suite_create("budget");
+
+	suite_add_case(s, "core", setup, teardown, 0, share_shrinks,
+	    room_kept_for_the_rest, first_refusal_at_cap_over_floor, NULL);
+	suite_add_case(s, "partial", setup, teardown, 0,
+	    hold_cap_follows_the_floor, hold_release_balance, NULL);
+	suite_add_case(s, "malformed", setup, teardown, 0,
+	    release_below_zero_and_floor_above_high, NULL);
+	return s;
+}
+
+int
+main(void)
+{
+	return suite_run(budget_suite());
+}

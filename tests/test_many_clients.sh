@@ -1,0 +1,60 @@
+#!/bin/bash
+# Many slow readers at once, reduced to seconds: 300 FastCGI connections
+# each reading an 8 MiB /stream 4 KiB at a time, beside fast /hello
+# requests, against --max-queued 16m (the defaults' 256m would hold 300
+# readers at --high-water each and show nothing).  Before shares every
+# connection could queue --high-water (256 KiB): the cap was full at 64
+# readers and every new request got 503.  With them the 300 share 7/8 of
+# the cap (about 48 KiB each), the rest is kept for connections that
+# drain, and no request is refused.  Memory per slow client is reported:
+# evfcgid's queue and RSS growth (user), and the kernel's buffers of both
+# ends of each connection (ss -m: receive and send queues).
+# tools/many-slow-clients is the full run (thousands, shaped links,
+# nginx in front): docs/daemon.md has its table.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/http.sh"
+FCGI_LOAD=$TOP/tools/fcgi_load
+N=300
+
+start_evfcgid --max-queued 16m
+addr=127.0.0.1:$EVFCGID_PORT
+rss0=$(rss_kib "$EVFCGID_PID")
+"$FCGI_LOAD" -q -c $N -n $N --rcvbuf 4096 --read-size 4096 --pause 100 \
+	-t 8 "$addr" '/stream?8388608' >/dev/null 2>&1 &
+slow=$!
+PIDS+=("$slow")
+# holding: the connections that hold output their reader did not take.
+holding_at_least() {
+	local h
+	read -r h <<<"$(status_of "$addr" holding_sockets)"
+	[ "${h:-0}" -ge "$1" ]
+}
+wait_until 6 holding_at_least $((N * 9 / 10))
+"$FCGI_LOAD" -c 4 -n 200 "$addr" /hello >"$T/fast" 2>&1
+fast=$(awk '$1 == "status" && $2 == "200:" { print $3 }' "$T/fast")
+read -r holding share queued r503 high <<<"$(status_of "$addr" \
+	holding_sockets share_bytes bytes_queued 503 high_water)"
+rss1=$(rss_kib "$EVFCGID_PID")
+# The kernel's side: r (receive queue) and w (send queue) of every socket of
+# these connections, both ends.
+kern=$(ss -tmn "( sport = :$EVFCGID_PORT or dport = :$EVFCGID_PORT )" 2>/dev/null |
+	grep -o 'skmem:([^)]*)' |
+	awk -F'[(,)]' '{ for (i = 2; i <= NF; i++) { if ($i ~ /^r[0-9]/) s += substr($i, 2); if ($i ~ /^w[0-9]/) s += substr($i, 2) } } END { print s + 0 }')
+user_q=$(( queued / N / 1024 ))
+user_rss=$(( (rss1 - rss0) / N ))
+kern_kib=$(( kern / N / 1024 ))
+echo "# $N slow readers: holding $holding, share $share B, queued $queued B, 503 $r503, fast /hello 200: ${fast:-0} of 200"
+echo "# per slow client: evfcgid queue $user_q KiB, RSS growth $user_rss KiB, kernel (both ends) $kern_kib KiB"
+check "most slow readers hold output ($holding of $N)" test "${holding:-0}" -ge $((N * 9 / 10))
+check "the share shrank below --high-water ($share < $high)" test "${share:-0}" -lt "${high:-0}"
+check "no 503 ($r503)" test "${r503:-1}" -eq 0
+check "every fast /hello answered 200 (${fast:-0} of 200)" test "${fast:-0}" -eq 200
+# A connection above a share that shrank gives nothing back; it stops
+# queueing: at most --high-water each, and the sum near the cap.
+check "evfcgid's queue per slow client within the share plus a record ($user_q KiB)" \
+	test "$queued" -le $(( N * (share + 65536) ))
+check "evfcgid's RSS growth per slow client at most 96 KiB ($user_rss KiB)" \
+	test "$user_rss" -le 96
+kill "$slow" 2>/dev/null
+wait "$slow" 2>/dev/null
+finish
