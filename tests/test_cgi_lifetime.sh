@@ -5,7 +5,9 @@
 # (or at the time limit, if sooner) and do not hold --cgi-max slots (fcgiwrap -c 1 served such a script
 # three times in a row); a chain of local redirects leaves no process
 # behind; what a program leaves in its process group (sleep 1000 &) ends
-# with it; a program flooding stderr after its answer costs the daemon
+# with it, and so does what it leaves outside (setsid, setpgid(0, 0), a
+# double fork); --cgi-lifetime ends a program whose slow client keeps
+# it waiting; a program flooding stderr after its answer costs the daemon
 # little CPU; output held while request bodies never end stays within
 # --max-queued.  Another evfcgid: CGI_EVFCGID=/path/to/evfcgid.
 source "$(dirname "$0")/lib.sh"
@@ -131,6 +133,45 @@ cgi_own_pid "$child"
 check "a program that leaves 'sleep 1000 &' behind answers ($CODE: $BODY)" \
 	eval '[ "$CODE" = 200 ] && [ -n "$child" ]'
 check "its background child ($child) is ended with it" wait_gone 2 "$child"
+
+# --- What a program leaves outside its group ends with it too. ---------
+# The gateway is the subreaper of what its programs start: a process that
+# calls setsid or setpgid(0, 0), or whose parent ended (a double fork),
+# becomes its child when its own parent ends, and is ended.  Before, each
+# ran on (setsid was documented as the way out).
+for how in setsid setpgid double daemon; do
+	get "escape.sh?$how"
+	cgi_own_pid "$BODY"
+	check "escape.sh?$how: answers with the pid it left ($CODE: $BODY)" \
+		eval '[ "$CODE" = 200 ] && [[ $BODY =~ ^[0-9]+$ ]]'
+	check "escape.sh?$how: what it left ($BODY) is ended within 3 s" wait_gone 3 "$BODY"
+done
+check "escapes: logged as ended ($(grep -m1 'outside their process groups' "$CGI_LOG" | cut -c1-140))" \
+	grep -q "outside their process groups" "$CGI_LOG"
+zombies=$(ps -o stat= --ppid "$CGI_PID" 2>/dev/null | grep -c Z)
+check "escapes: no zombie left ($zombies)" test "$zombies" = 0
+stop_cgi
+
+# --- --cgi-lifetime: wall clock, client's time included. --------------
+# A slow client (4 KiB buffers, a read every 50 ms) of a 256 MiB output:
+# its output waits on the client, so --cgi-timeout (600) is paused; with
+# --cgi-lifetime 2 the program is ended at 2 s all the same, and the
+# answer cut.  Before: no such option (evfcgid refused to start), and
+# the program held its slot as long as the client kept reading.
+start_cgi --cgi-timeout 600 --cgi-lifetime 2 ||
+	{ not_ok "evfcgid --cgi --cgi-lifetime 2 and nginx start"; finish; }
+spawn "$TOP/tools/http_get" -b 4096 -r 4096 -p 50 -t 30 -q -o "$T/slowlife" \
+	"$CGI_URL/cgi-bin/big.sh?268435456"
+slowget=$SPAWNED
+check "--cgi-lifetime 2: the program is ended at its lifetime, logged ($(grep -m1 'lifetime limit' "$CGI_LOG" | cut -c1-140))" \
+	wait_until 8 grep -q "lifetime limit of 2 s reached" "$CGI_LOG"
+check "--cgi-lifetime 2: no big.sh left 3 s later though its client still reads" \
+	wait_until 3 eval '[ "$(cgi_pids "$WWW/cgi-bin/big.sh" | wc -w)" = 0 ]'
+kill "$slowget" 2>/dev/null
+wait "$slowget" 2>/dev/null
+got=$(wc -c <"$T/slowlife" 2>/dev/null || echo 0)
+check "--cgi-lifetime 2: the slow client had part of the answer, cut ($got of 268435456 bytes)" \
+	eval '[ "$got" -gt 0 ] && [ "$got" -lt 268435456 ]'
 stop_cgi
 
 # --- A stderr flood after the answer: the daemon stays idle. ----------

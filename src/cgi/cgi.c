@@ -6,6 +6,7 @@
  * grace); children are reaped on SIGCHLD.  The bytes: cgi_io.c.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -35,7 +37,9 @@ static void	job_spawn(struct cgi_job *);
 static char	**job_env(struct cgi_job *);
 static void	job_abortcb(struct evfcgi_req *, void *);
 static void	job_timeoutcb(evutil_socket_t, short, void *);
+static void	job_lifecb(evutil_socket_t, short, void *);
 static void	cgi_reapcb(evutil_socket_t, short, void *);
+static int	cgi_end_orphans(struct cgi *);
 
 /* What cgi_io.c, below, calls of a job's owner. */
 static const struct cgi_job_ops cgi_job_ops = {
@@ -51,6 +55,7 @@ cgi_config_default(struct cgi_config *cfg)
 	cfg->c_max = 64;
 	cfg->c_queue = 256;
 	cfg->c_timeout = 600;
+	cfg->c_lifetime = 3600;
 	cfg->c_max_header = 65536;
 	cfg->c_hold = 8 * 1024 * 1024;
 	cfg->c_grace = 2;
@@ -281,14 +286,19 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
 {
 	struct cgi_job	*job;
 	struct timeval	 tv = { cg->cg_cfg.c_timeout, 0 };
+	struct timeval	 life = { cg->cg_cfg.c_lifetime, 0 };
 
 	if ((job = calloc(1, sizeof(*job))) == NULL ||
 	    (job->j_name = cgi_safe_str(argv0)) == NULL ||
 	    (job->j_head = evbuffer_new()) == NULL ||
 	    (job->j_tmp = evbuffer_new()) == NULL ||
 	    (job->j_timer = evtimer_new(cg->cg_base, job_timeoutcb,
+	    job)) == NULL ||
+	    (job->j_life = evtimer_new(cg->cg_base, job_lifecb,
 	    job)) == NULL) {
 		if (job != NULL) {
+			if (job->j_timer != NULL)
+				event_free(job->j_timer);
 			free(job->j_name);
 			if (job->j_head != NULL)
 				evbuffer_free(job->j_head);
@@ -310,6 +320,9 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
 		job->j_deadline.tv_sec += cg->cg_cfg.c_timeout;
 		evtimer_add(job->j_timer, &tv);
 	}
+	/* Never paused: a slow client holds a slot at most this long. */
+	if (cg->cg_cfg.c_lifetime > 0)
+		evtimer_add(job->j_life, &life);
 	return job;
 }
 
@@ -375,6 +388,7 @@ job_free(struct cgi_job *job, int kill)
 	}
 	cgi_io_close(job);
 	event_free(job->j_timer);
+	event_free(job->j_life);
 	evbuffer_free(job->j_head);
 	evbuffer_free(job->j_tmp);
 	free(job->j_argv0);
@@ -432,6 +446,21 @@ job_timeoutcb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	snprintf(why, sizeof(why), "time limit of %d s reached%s",
 	    job->j_cg->cg_cfg.c_timeout, job->j_queued ? " waiting" : "");
+	cgi_job_fail(job, 504, why);
+}
+
+/* The wall-clock limit, client's time included. */
+static void
+job_lifecb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cgi_job	*job = arg;
+	char		 why[80];
+
+	(void)fd;
+	(void)what;
+	snprintf(why, sizeof(why), "lifetime limit of %d s reached%s "
+	    "(--cgi-lifetime)", job->j_cg->cg_cfg.c_lifetime,
+	    job->j_queued ? " waiting" : "");
 	cgi_job_fail(job, 504, why);
 }
 
@@ -579,6 +608,15 @@ cgi_sigchld_on(struct cgi *cg)
 {
 	if (cg->cg_sigchld != NULL)
 		return 0;
+	/*
+	 * What a program leaves (setsid, setpgid, a double fork) becomes
+	 * ours when its parent ends, not init's: reaped and ended here.
+	 * Per process (not inherited by fork): each worker sets its own.
+	 */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		log_warn("cgi: PR_SET_CHILD_SUBREAPER: %s: what a program "
+		    "leaves outside its process group is not ended",
+		    strerror(errno));
 	if ((cg->cg_sigchld = evsignal_new(cg->cg_base, SIGCHLD, cgi_reapcb,
 	    cg)) == NULL)
 		return -1;
@@ -625,7 +663,40 @@ cgi_reapcb(evutil_socket_t fd, short what, void *arg)
 			ch->ch_job->j_child = NULL;
 		cgi_child_free(ch);
 	}
+	if ((pid = cgi_end_orphans(cg)) > 0)
+		log_info("cgi: ended what programs left outside their "
+		    "process groups (setsid, setpgid, a double fork): %d",
+		    (int)pid);
 	cgi_run_queue(cg);
+}
+
+/*
+ * SIGKILLs every child of this process that is no program of ours: a
+ * process a program started whose parent has ended, given to us as the
+ * subreaper (its SIGCHLD then reaps it).  Returns how many.
+ */
+static int
+cgi_end_orphans(struct cgi *cg)
+{
+	struct cgi_child	*ch;
+	FILE			*f;
+	char			 path[64];
+	long			 pid;
+	int			 n = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children",
+	    (int)getpid());
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fscanf(f, "%ld", &pid) == 1) {
+		TAILQ_FOREACH(ch, &cg->cg_children, ch_entry)
+			if (ch->ch_pid == (pid_t)pid)
+				break;
+		if (ch == NULL && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	}
+	fclose(f);
+	return n;
 }
 void
 cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)

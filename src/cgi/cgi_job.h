@@ -108,6 +108,7 @@ struct cgi_job {
 	size_t			 j_held;	/* of j_head, charged to cg_held */
 	struct budget_waiter	 j_holdwait;	/* for room in cg_held */
 	struct event		*j_timer;	/* the time limit */
+	struct event		*j_life;	/* the wall-clock limit */
 	struct timespec		 j_deadline;	/* when it runs out */
 	struct timespec		 j_left;	/* while paused: what is left */
 	unsigned		 j_started:1;	/* a program ran for it */

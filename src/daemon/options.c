@@ -85,6 +85,7 @@ static const struct opt opts[] = {
 	{ "cgi-max", 0, K_SIZE, CFG(cgi.c_max), 1, 65536 },
 	{ "cgi-queue", 0, K_SIZE, CFG(cgi.c_queue), 0, 1000000 },
 	{ "cgi-timeout", 0, K_INT, CFG(cgi.c_timeout), 0, 7 * 86400 },
+	{ "cgi-lifetime", 0, K_INT, CFG(cgi.c_lifetime), 0, 7 * 86400 },
 	{ "cgi-max-header", 0, K_SIZE, CFG(cgi.c_max_header), 256, 65536 },
 	{ "cgi-hold", 0, K_SIZE, CFG(cgi.c_hold), 65536, SIZE_MAX / 2 },
 	{ "cgi-kill-grace", 0, K_INT, CFG(cgi.c_grace), 1, 3600 },
@@ -264,6 +265,10 @@ usage_cgi(FILE *f)
 "                            client not counted), then its process group\n"
 "                            gets SIGTERM (504 if nothing was sent);\n"
 "                            0 = none (%d)\n"
+"      --cgi-lifetime S      per request, wall clock from its arrival, the\n"
+"                            client's time included: a slow client holds a\n"
+"                            slot no longer; then as --cgi-timeout;\n"
+"                            0 = none (%d)\n"
 "      --cgi-kill-grace S    SIGTERM to SIGKILL (%d)\n"
 "      --cgi-max-header BYTES a program's header block; beyond: 502 (%zu)\n"
 "      --cgi-hold BYTES      output held while the request body still comes\n"
@@ -275,7 +280,8 @@ usage_cgi(FILE *f)
 "                            the program its words as arguments, none that\n"
 "                            starts with '-' (off: no arguments ever)\n"
 "\n",
-	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_grace, cg.c_max_header,
+	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_lifetime, cg.c_grace,
+	    cg.c_max_header,
 	    cg.c_hold, cg.c_stderr_rate);
 }
 
