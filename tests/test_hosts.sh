@@ -1,9 +1,10 @@
 #!/bin/bash
 # Several hosts behind one nginx: the kill phase of tools/multi-host.
 # Three evfcgid hosts, each in a network namespace of its own, behind a
-# copy of nginx.conf.example; http_load -parallel 20 through it for 12 s
-# in three phases: steady, one host killed with kill -9, that host
-# restarted.  Asserts 0 failed requests while the host is dead and after
+# copy of nginx.conf.example; http_load -rate 500 through it for 12 s in
+# three phases: steady, one host killed with kill -9, that host
+# restarted.  An open loop: what is judged is that none fails, not the
+# pace (-parallel 20 made 11000 a second and 13 processor-seconds here).  Asserts 0 failed requests while the host is dead and after
 # its restart, that nginx did retry on the others (the kill happened under
 # load), that the restarted host answers again, and that the run left no
 # namespace behind.  Skipped, with the reason, where namespaces cannot be
@@ -13,7 +14,7 @@ source "$TOP/tools/netlab.sh"
 
 netlab_usable || { ok "# SKIP multi-host kill phase: $NETLAB_SKIP"; finish; }
 
-spawn "$TOP/tools/multi-host" --phases kill --seconds 12 --settings example \
+spawn "$TOP/tools/multi-host" --phases kill --seconds 12 --rate 500 --settings example \
 	--workers-seconds 0 --out "$T/out" --tag mhtest >"$T/run" 2>&1
 wait "$SPAWNED"
 rc=$?
