@@ -25,10 +25,14 @@ as_nobody() {
 }
 
 # settled LOG PID: evfcgid (PID, a child of this shell) logged that it
-# listens, or has exited.
+# listens, or has exited.  Asked every 50 ms of 200 starts: it starts no
+# process.
 settled() {
-	grep -q 'listening on' "$1" 2>/dev/null || [ ! -e "/proc/$2/stat" ] ||
-		[ "$(sed 's/.*) //' "/proc/$2/stat" | cut -d' ' -f1)" = Z ]
+	local log="" st=""
+	read -r -d '' log <"$1" 2>/dev/null
+	[[ $log == *'listening on'* ]] && return 0
+	read -r st <"/proc/$2/stat" 2>/dev/null || return 0
+	[[ ${st##*) } == Z* ]]
 }
 
 # owner_mode FILE: "uid:gid mode" of FILE, not following a link.
