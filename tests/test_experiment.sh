@@ -1,7 +1,9 @@
 #!/bin/bash
 # check: alone (its verdict is a ratio of fetch rates)
 # tools/slow-client-experiment --quick, the project's headline, in every
-# make check: behind the real nginx and lighttpd and direct, evfcgid keeps
+# make check: first its calibration cell (twins alike, no slow clients)
+# reads within 1 +- 0.05, or the run is NOT JUDGED and this test fails
+# with the figure in its line; then behind the real nginx and lighttpd and direct, evfcgid keeps
 # 0.9 of its fast rate beside 10 slow clients of 8 MiB while the blocking
 # libfcgi loop stalls below 0.2 in the same run.  Then --cgi in a reduced
 # form (8 MiB, 10 slow clients, 4 hung scripts): evfcgid --cgi keeps 0.9
@@ -17,18 +19,25 @@ OUT=$T/exp
 rc=$?
 grep '^\[' "$T/exp.out" | sed 's/^/# /'
 sed -n '/^| backend/,/^$/p; /^Verdict/,/^- evfcgid/p' "$T/exp.out" | sed 's/^/# /'
+calib=$(awk -F'\t' '$1 == "calibration" { print $8 }' "$OUT/results.tsv" 2>/dev/null)
 if [ "$rc" -eq 0 ]; then
-	ok "slow-client-experiment --quick: verdict PROVEN (exit 0)"
+	ok "slow-client-experiment --quick: verdict PROVEN (exit 0; calibration, twins alike: ${calib:-none})"
+elif [ "$rc" -eq 3 ]; then
+	not_ok "slow-client-experiment --quick: verdict NOT JUDGED: the calibration cell (twins alike) read ${calib:-none}, outside 1 +- 0.05 (exit 3)"
+	tail -n 30 "$T/exp.out" | sed 's/^/# /'
 else
-	not_ok "slow-client-experiment --quick: verdict PROVEN (exit $rc)"
+	not_ok "slow-client-experiment --quick: verdict PROVEN (exit $rc; calibration, twins alike: ${calib:-none})"
 	tail -n 30 "$T/exp.out" | sed 's/^/# /'
 fi
 check "it shows progress (cell n of N, elapsed, estimate)" \
-	grep -q '^\[4/4\] *[0-9]*s elapsed, ~[0-9]*s left' "$T/exp.out"
+	grep -q '^\[5/5\] *[0-9]*s elapsed, ~[0-9]*s left' "$T/exp.out"
+check "the calibration cell comes first and its ratio is printed (${calib:-none})" \
+	grep -q "^\[1/5\].*calibration: .* 0 slow \.\.\. .*ratio ${calib:-none} " "$T/exp.out"
 check "results.md holds the table and the verdict" \
 	grep -q '^Verdict: PROVEN\.$' "$OUT/results.md"
+check "results.md has the calibration row" grep -q '^| calibration |' "$OUT/results.md"
 rows=$(awk -F'\t' 'NR > 1' "$OUT/results.tsv" | wc -l)
-check "results.tsv: one row per decisive cell (4, got $rows)" test "$rows" -eq 4
+check "results.tsv: the calibration and one row per decisive cell (5, got $rows)" test "$rows" -eq 5
 for f in nginx lighttpd direct; do
 	r=$(awk -F'\t' -v f="$f" '$1 == "evfcgid" && $2 == f { print $8 }' "$OUT/results.tsv")
 	check "evfcgid behind $f keeps >= 0.9 beside 10 slow clients (ratio $r)" \
@@ -78,6 +87,13 @@ doctored "a cell of evfcgid has no ratio" evfcgid direct - \
 	'evfcgid has no ratio (a round whose twin got nothing done or whose slices outlasted'
 "$EXP" --verdict "$OUT/results.tsv" --out "$T/v3" >/dev/null 2>&1
 check "verdict holds when re-judged from the run's own results.tsv" test $? -eq 0
+# The calibration judges the method: at 0.890 nothing else is judged.
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "calibration" { $8 = "0.890" } { print }' "$OUT/results.tsv" >"$T/calib.tsv"
+"$EXP" --verdict "$T/calib.tsv" --out "$T/calib" >"$T/calib.out" 2>&1
+rc=$?
+check "a calibration of 0.890: verdict NOT JUDGED, exit 3 (exit $rc)" test "$rc" -eq 3
+check "... naming the figure" grep -q 'NOT JUDGED.*0\.890' "$T/calib.out"
+check "... and results.md says so" grep -q '^Verdict: NOT JUDGED\.$' "$T/calib/results.md"
 
 # --- the CGI cells (issue 12), reduced ---------------------------------------
 COUT=$T/cgi
@@ -92,8 +108,10 @@ else
 	not_ok "slow-client-experiment --cgi: verdict PROVEN (exit $rc)"
 	tail -n 30 "$T/cgi.out" | sed 's/^/# /'
 fi
-rows=$(awk -F'\t' 'NR > 1' "$COUT/results.tsv" | wc -l)
+rows=$(awk -F'\t' 'NR > 1 && $1 != "calibration"' "$COUT/results.tsv" | wc -l)
 check "--cgi results.tsv: 8 MiB and hang cells of both backends (4, got $rows)" test "$rows" -eq 4
+c=$(awk -F'\t' '$1 == "calibration" { print $8 }' "$COUT/results.tsv")
+check "--cgi ran its own calibration cell (${c:-none})" test -n "$c"
 # cgi_cell BACKEND SIZE COLUMN: that column of the cell's row.
 cgi_cell() { awk -F'\t' -v b="$1" -v s="$2" -v c="$3" '$1 == b && $3 == s { print $c }' "$COUT/results.tsv"; }
 for s in 8388608 hang; do
