@@ -166,18 +166,6 @@ cgi_free(struct cgi *cg)
 	free(cg);
 }
 
-const char *
-cgi_req_param(struct evfcgi_req *req, const char *name)
-{
-	const char	*n, *v, *last = NULL;
-	size_t		 i = 0;
-
-	while (evfcgi_param_next(req, &i, &n, &v))
-		if (strcmp(n, name) == 0)
-			last = v;
-	return last;
-}
-
 /*
  * The program a request names: SCRIPT_FILENAME (fcgiwrap's convention),
  * else DOCUMENT_ROOT and SCRIPT_NAME, each the last of its name.

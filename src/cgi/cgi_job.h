@@ -125,13 +125,6 @@ struct cgi_job {
 /* cgi.c */
 
 /*
- * The last value of the param name in req, or NULL: every value the
- * gateway reads is the last of its name, as the program's environment
- * holds it (cgi_env_build keeps the last too).
- */
-const char *cgi_req_param(struct evfcgi_req *req, const char *name);
-
-/*
  * Ends job with status (or, after its header, cuts the response), why
  * logged with the program's name; its program is ended.  job is freed.
  */
