@@ -10,7 +10,8 @@
 # file sets already (QUERY_STRING, SCRIPT_NAME, HTTP_HOST; SCRIPT_FILENAME
 # with fastcgi.conf): nginx sends both, and the gateway must take the
 # last.  Before (a parameter given twice refused): cgit 400 x7, gitweb
-# 400, git clone failed, php 400.
+# 400, git clone failed, php 400.  CGI_RECIPES_FCGIWRAP=1: fcgiwrap
+# behind the same lines too, its answers said, not checked.
 #
 # The packages: cgit, gitweb, git, php-cgi (scripts/install-deps).  A
 # recipe whose package is missing is a failure, not a skip.
@@ -188,21 +189,38 @@ EOF
 }
 
 # page NAME URL WANT: GET URL; a check that it answers 200 with WANT (a
-# grep -E pattern) in its body; records "NAME CODE" in $T/answers.
+# grep -E pattern) in its body; records "NAME CODE" in $T/answers.  For
+# the reference peer (B=fcgiwrap) what it did is only said, "# ...".
 page() {
 	local name=$1 url=$2 want=$3 code
 	code=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 20 "$url")
-	echo "$TAG $name $code" >>"$T/answers"
-	check "$TAG: $name: 200 with /$want/ ($code, $(tr -d '\n' <"$T/body" | head -c 60))" \
+	say "$name: 200 with /$want/ ($code, $(tr -d '\n' <"$T/body" | head -c 60))" \
 		eval '[ "$code" = 200 ] && grep -Eq "$want" "$T/body"'
+	[ "$B" = evfcgid ] && echo "$TAG $name $code" >>"$T/answers"
+}
+
+# say NAME CMD...: a check of CMD for evfcgid; for fcgiwrap a comment.
+say() {
+	local name=$1
+	shift
+	if [ "$B" = evfcgid ]; then
+		check "$TAG: $name" "$@"
+	elif "$@"; then
+		echo "# fcgiwrap: $TAG: $name: yes"
+	else
+		echo "# fcgiwrap: $TAG: $name: no"
+	fi
 }
 
 # --- Behind nginx, with each stock params file. -------------------------
 : >"$T/answers"
+# fcgiwrap, the reference peer, behind the same lines: what it does is
+# said, not checked (it runs the first SCRIPT_FILENAME of two).
+for B in evfcgid ${CGI_RECIPES_FCGIWRAP:+fcgiwrap}; do
 for params in fastcgi_params fastcgi.conf; do
 	TAG="nginx+$params"
-	start_evfcgid_cgi / || { not_ok "$TAG: evfcgid --cgi --cgi-root / starts"; continue; }
-	dir=$T/nginx.$params
+	start_cgi_backend "$B" / || { not_ok "$B: $TAG: the gateway starts"; continue; }
+	dir=$T/nginx.$B.$params
 	recipes_nginx "$dir" "$CGI_ADDR" "$params"
 	start_nginx "$dir" || { not_ok "$TAG: nginx starts"; stop_cgi_backend; continue; }
 
@@ -216,7 +234,7 @@ for params in fastcgi_params fastcgi.conf; do
 	page "cgit /proj.git/plain/README" "$u/proj.git/plain/README" "^recipes readme"
 	page "cgit /proj.git/log/?qt=grep&q=first (a query)" "$u/proj.git/log/?qt=grep&q=first" "first commit"
 	code=$(curl -s -o /dev/null -w '%{http_code}' "$u/cgit-css/cgit.css")
-	check "$TAG: cgit's css, served by nginx ($code)" test "$code" = 200
+	say "cgit's css, served by nginx ($code)" test "$code" = 200
 
 	# gitweb: 6 pages.
 	u=http://127.0.0.1:$PORT_GITWEB
@@ -232,8 +250,8 @@ for params in fastcgi_params fastcgi.conf; do
 	rm -rf "$T/clone"
 	out=$(git clone -q "$u/proj.git" "$T/clone" 2>&1)
 	rc=$?
-	echo "$TAG git-clone $rc" >>"$T/answers"
-	check "$TAG: git clone $u/proj.git ($rc: $(head -n 2 <<<"$out" | tr '\n' ' '))" \
+	[ "$B" = evfcgid ] && echo "$TAG git-clone $rc" >>"$T/answers"
+	say "git clone $u/proj.git ($rc: $(head -n 2 <<<"$out" | tr '\n' ' '))" \
 		eval '[ "$rc" = 0 ] && [ "$(git -C "$T/clone" rev-parse HEAD)" = "$(git -C "$REPOS/proj.git" rev-parse HEAD)" ]'
 
 	# PHP: 2 pages.
@@ -245,6 +263,8 @@ for params in fastcgi_params fastcgi.conf; do
 	wait "$NGINX_PID" 2>/dev/null
 	stop_cgi_backend
 done
+done
+B=evfcgid
 
 # --- git-http-backend(1)'s lighttpd recipe. -----------------------------
 # As the man page gives it for mod_cgi, with mod_fastcgi to the gateway
