@@ -48,6 +48,7 @@ cases=(
 	"cgi-max|4|0|0: expected a number from 1|2|"
 	"cgi-queue|10|x|x: expected a number|2|"
 	"cgi-timeout|30|-5|-5: expected a number|2|"
+	"cgi-lifetime|60|-1|-1: expected a number|2|"
 	"cgi-kill-grace|2|0|0: expected a number from 1|2|"
 	"cgi-max-header|8k|100|100: expected a number from 256|2|"
 	"cgi-hold|128k|1k|1k: expected a number from 65536|2|"
