@@ -7,6 +7,9 @@
  *
  *   /export?N   N CSV rows "id,code,url,clicks", chunked (no length)
  *   /hello      "Hello World\n"
+ *   /cut?N      N bytes of rows, chunked, then evfcgi_respond_error(500):
+ *               the answer is cut after its header
+ *   /short?N    a Content-Length of N and N / 2 bytes, then evfcgi_finish()
  *
  * usage: export_app --listen ADDR [--drain-timeout SECONDS]
  */
@@ -29,6 +32,7 @@ struct export {
 
 static void	route_hello(struct evfcgi_req *, void *);
 static void	route_export(struct evfcgi_req *, void *);
+static void	route_cut(struct evfcgi_req *, void *);
 static int	produce_rows(struct evfcgi_req *, size_t, void *);
 static void	export_free(struct evfcgi_req *, void *);
 
@@ -53,6 +57,27 @@ route_export(struct evfcgi_req *req, void *arg)
 	evfcgi_header(req, 200, "text/csv", -1);
 	evfcgi_on_abort(req, export_free, e);
 	evfcgi_produce(req, produce_rows, e);
+}
+
+/* /cut and /short: answers that stop before they are whole. */
+static void
+route_cut(struct evfcgi_req *req, void *arg)
+{
+	static char	 rows[1 << 16];
+	size_t		 n = (size_t)atol(evfcgi_query(req));
+
+	if (n > sizeof(rows))
+		n = sizeof(rows);
+	memset(rows, 'x', sizeof(rows));
+	if (arg == NULL) {
+		evfcgi_header(req, 200, "text/csv", -1);
+		evfcgi_write(req, rows, n);
+		evfcgi_respond_error(req, 500, "the database went away");
+	} else {
+		evfcgi_header(req, 200, "text/csv", (long long)n);
+		evfcgi_write(req, rows, n / 2);
+		evfcgi_finish(req);
+	}
 }
 
 /* One page of rows when the cursor has one; nothing on the other calls. */
@@ -116,6 +141,8 @@ main(int argc, char **argv)
 	}
 	if (evfcgi_route(srv, "/hello", route_hello, NULL) == -1 ||
 	    evfcgi_route(srv, "/export", route_export, NULL) == -1 ||
+	    evfcgi_route(srv, "/cut", route_cut, NULL) == -1 ||
+	    evfcgi_route(srv, "/short", route_cut, srv) == -1 ||
 	    evfcgi_handle_signals(srv) == -1) {
 		fprintf(stderr, "export_app: no routes\n");
 		return 1;

@@ -46,6 +46,9 @@
 
 /* One read() takes at most this much (the loop is single-threaded). */
 #define CONN_READ_MAX		65536
+/* A cut answer's connection is reset this long after its output is out:
+   time for the front end to read it (Linux drops what it has not read). */
+#define CONN_CUT_DELAY_MS	100
 static unsigned char	conn_scratch[CONN_READ_MAX];
 
 /* The stage, lent to one connection at a time during its read callback. */
@@ -73,6 +76,9 @@ static void	conn_output_cb(struct evbuffer *,
 static void	conn_waitcb(void *);
 static void	conn_pwakecb(evutil_socket_t, short, void *);
 static void	conn_pump_room(struct conn *, int);
+static int	conn_cuts_answer(const struct conn *);
+static void	conn_fail_in(struct conn *, const char *, int);
+static void	conn_reset(int);
 static struct evfcgi_req *conn_producer_next(struct conn *, size_t, int);
 static void	conn_producers_wake(struct conn *);
 static void	conn_producers_later(struct conn *);
@@ -267,15 +273,52 @@ conn_leave(struct conn *c)
 		free(c);
 }
 
+/*
+ * Whether closing c now cuts an answer: one was cut already, one begun is
+ * unfinished, or output is still queued.  Such a close must reach the
+ * front end as an error: a plain close at a FastCGI record boundary let
+ * nginx end a chunked answer cleanly, and its client took the cut answer
+ * for a whole one (issue 27).
+ */
+static int
+conn_cuts_answer(const struct conn *c)
+{
+	const struct evfcgi_req	*r;
+
+	if (c->c_link.rl_cut ||
+	    (c->c_out != NULL && evbuffer_get_length(c->c_out) > 0))
+		return 1;
+	TAILQ_FOREACH(r, &c->c_reqs, r_entry)
+		if (r->r_hdr == HDR_SENT &&
+		    (r->r_state == REQ_HANDLER || r->r_state == REQ_STDIN))
+			return 1;
+	return 0;
+}
+
+/* The close of fd resets the connection (SO_LINGER 0): an RST, no FIN. */
+static void
+conn_reset(int fd)
+{
+	struct linger	 l = { 1, 0 };
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+}
+
 void
 conn_close(struct conn *c, const char *why)
 {
 	const struct conn_env	*env = c->c_env;
 	struct evbuffer		*out;
 	struct evfcgi_req	*r;
+	int			 reset;
 
 	if (c->c_state == CONN_DEAD)
 		return;
+	/* The peer gets what it can take of a cut answer before the reset
+	   (a front end that has its header reports the cut to its client). */
+	if ((reset = conn_cuts_answer(c)) && c->c_fd != -1 && c->c_out != NULL &&
+	    !c->c_staging)
+		(void)evbuffer_write(c->c_out, c->c_fd);
 	if (why != NULL)
 		log_info("%s: closing: %s", c->c_peer, why);
 	else
@@ -306,8 +349,11 @@ conn_close(struct conn *c, const char *why)
 		evbuffer_free(c->c_in);
 	evbuffer_free(c->c_out);
 	c->c_in = c->c_out = NULL;
-	if (c->c_fd != -1)
+	if (c->c_fd != -1) {
+		if (reset)
+			conn_reset(c->c_fd);
 		evutil_closesocket(c->c_fd);
+	}
 	c->c_fd = -1;
 	evtimer_del(&c->c_timer);
 	if (c->c_pwake != NULL)
@@ -324,13 +370,20 @@ conn_close(struct conn *c, const char *why)
  * still holds bytes of the answer (a peer that reads slowly, as a front
  * end does with a slow client behind it), the socket goes to the server's
  * linger set instead of being closed: an orphaned socket behind a zero
- * window is reset by the kernel within minutes, cutting the answer.
+ * window is reset by the kernel within minutes, cutting the answer.  A
+ * connection that cut an answer is reset instead, CONN_CUT_DELAY_MS on.
  */
 static void
 conn_close_flushed(struct conn *c)
 {
 	int	 outq = 0;
 
+	/* A cut answer: the peer reads what was queued before the reset
+	   drops what it has not read. */
+	if (c->c_link.rl_cut) {
+		conn_fail_in(c, "an answer was cut", CONN_CUT_DELAY_MS);
+		return;
+	}
 	if (c->c_env->ce_linger != NULL &&
 	    ioctl(c->c_fd, SIOCOUTQ, &outq) == 0 && outq > 0 &&
 	    linger_start(c->c_env->ce_linger, c->c_fd, outq, c->c_peer) == 1)
@@ -354,7 +407,14 @@ conn_error(struct conn *c, const char *why)
 void
 conn_fail(struct conn *c, const char *why)
 {
-	struct timeval	 now = { 0, 0 };
+	conn_fail_in(c, why, 0);
+}
+
+/* As conn_fail(), c closing ms milliseconds from now. */
+static void
+conn_fail_in(struct conn *c, const char *why, int ms)
+{
+	struct timeval	 now = { ms / 1000, ms % 1000 * 1000 };
 
 	if (c->c_state == CONN_DEAD || c->c_fail_why != NULL)
 		return;

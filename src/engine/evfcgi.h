@@ -444,8 +444,9 @@ void	evfcgi_on_abort(struct evfcgi_req *req, evfcgi_abort_cb fn, void *arg);
 /*
  * Ends the response (END_REQUEST); the request must not be used after.
  * Returns 0, or -1 when the request had finished already, its output
- * failed, or its body fell short of its Content-Length (logged; the
- * connection closes after it).
+ * failed, or its body fell short of its Content-Length: then the answer
+ * is cut (logged; no END_REQUEST, and the connection is reset once its
+ * output is out, so the front end reports the cut to its client).
  */
 int	evfcgi_finish(struct evfcgi_req *req);
 
@@ -460,9 +461,10 @@ int	evfcgi_respond(struct evfcgi_req *req, int status, const char *ctype,
 
 /*
  * A short text/plain page for an error status, then END_REQUEST.  After
- * the header was sent the status can no longer be told: the response just
- * ends there (logged), and the client sees it cut.  Returns as
- * evfcgi_respond(), -1 also for that cut.
+ * the header was sent the status can no longer be told: the answer is cut
+ * there as evfcgi_finish() cuts a short one (logged; the connection is
+ * reset), and the client sees it cut.  Returns as evfcgi_respond(), -1
+ * also for that cut.
  */
 int	evfcgi_respond_error(struct evfcgi_req *req, int status,
 	    const char *detail);

@@ -110,6 +110,8 @@ struct req_link {
 	void				*rl_owner;
 	const char			*rl_peer;	/* for logs */
 	int				 rl_broken;	/* output failed */
+	int				 rl_cut;	/* an answer was cut: the
+							   connection is reset */
 	struct evfcgi_req		*rl_prod;	/* its producer runs */
 };
 

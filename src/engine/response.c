@@ -28,6 +28,7 @@ static int	hdr_value_bad(const char *);
 static int	hdr_variable_bad(const char *);
 static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
+static int	req_finish(struct evfcgi_req *, int);
 static int	req_body_writable(struct evfcgi_req *, size_t);
 static void	hdr_drop(struct req_buf *, const char *);
 static int	req_head_out(struct evfcgi_req *, int, const char *,
@@ -602,28 +603,51 @@ evfcgi_on_abort(struct evfcgi_req *r, evfcgi_abort_cb fn, void *arg)
 int
 evfcgi_finish(struct evfcgi_req *r)
 {
+	return req_finish(r, 0);
+}
+
+/*
+ * Ends r: END_REQUEST, or, when its answer is cut (cut, or a body short of
+ * its Content-Length), none, and the connection is reset once its output
+ * is out (r_keep 0: it takes no new request):
+ * an answer that stops must reach the front end's client as an error,
+ * never as a complete one (nginx ends a chunked answer cleanly at a
+ * FastCGI connection's plain close).  Returns 0, or -1 when the output
+ * was broken or the answer cut.
+ */
+static int
+req_finish(struct evfcgi_req *r, int cut)
+{
 	struct req_link	*l = r->r_link;
 	int		 rc = l->rl_broken ? -1 : 0;
 
 	if (r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN)
 		return -1;
 	req_fd_close(r);
+	if (!cut && r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
+	    !r->r_nobody && r->r_sent < (uint64_t)r->r_clen_out) {
+		log_err("%s: request %u: body of %llu bytes, Content-Length "
+		    "%lld: the answer is cut", l->rl_peer, r->r_id,
+		    (unsigned long long)r->r_sent, r->r_clen_out);
+		cut = 1;
+	}
 	/*
-	 * A body short of its Content-Length: the front end must see it cut,
-	 * so the connection is not kept for a next answer.
+	 * Refused writes past its Content-Length: the front end has all it
+	 * was told of, and the connection is not kept for a next answer.
 	 */
-	if (r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
-	    (r->r_len_bad || r->r_sent != (uint64_t)r->r_clen_out)) {
-		if (!r->r_len_bad)
-			log_err("%s: request %u: body of %llu bytes, Content-"
-			    "Length %lld: the connection closes after it",
-			    l->rl_peer, r->r_id, (unsigned long long)r->r_sent,
-			    r->r_clen_out);
+	if (!cut && r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
+	    r->r_len_bad) {
 		r->r_keep = 0;
 		rc = -1;
 	}
-	/* A broken stream gets no more records; r is done all the same. */
-	if (!l->rl_broken)
+	if (cut) {
+		l->rl_cut = 1;
+		r->r_keep = 0;
+		rc = -1;
+	}
+	/* A broken stream, or a cut answer, gets no more records; r is done
+	   all the same. */
+	if (!l->rl_broken && !cut)
 		(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_id));
 	/* Input still to come (a body) keeps r's slot until it ends. */
 	(void)req_set_state(r, r->r_state == REQ_HANDLER && !r->r_body_open ?
@@ -676,9 +700,9 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 
 	if (r->r_hdr == HDR_SENT) {
 		log_warn("%s: request %u: status %d after the header was sent:"
-		    " the response ends here", r->r_link->rl_peer, r->r_id,
+		    " the answer is cut", r->r_link->rl_peer, r->r_id,
 		    status);
-		(void)evfcgi_finish(r);
+		(void)req_finish(r, 1);
 		return -1;
 	}
 	if ((n = req_error_page(r, status, detail)) != -1)
