@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -859,6 +860,31 @@ START_TEST(producer_bounded)
 }
 END_TEST
 
+/*
+ * The error log escapes bytes from 0x7f up as the access log does: UTF-8
+ * for U+0085 (NEL), U+2028 (LINE SEPARATOR) and U+009B (CSI) arrives as
+ * \xHH, never raw.
+ */
+START_TEST(error_log_escapes_high_bytes)
+{
+	char	 path[] = "/tmp/check_request.log.XXXXXX", line[512];
+	FILE	*f;
+	int	 fd;
+
+	ck_assert_int_ne(fd = mkstemp(path), -1);
+	close(fd);
+	ck_assert_int_eq(log_init("check", LOG_INFO, 0, path), 0);
+	log_info("peer: %s", "a\xc2\x85" "b\xe2\x80\xa8" "c\xc2\x9b" "d\x7f\xff"
+	    "e");
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	fclose(f);
+	unlink(path);
+	ck_assert_msg(strstr(line, "peer: a\\xc2\\x85b\\xe2\\x80\\xa8c"
+	    "\\xc2\\x9bd\\x7f\\xffe\n") != NULL, "logged: %s", line);
+}
+END_TEST
+
 static Suite *
 request_suite(void)
 {
@@ -873,7 +899,7 @@ request_suite(void)
 	    body_length_checks, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0, malformed_pairs,
 	    output_fails, header_lines_checked, percent_decoding,
-	    status_range, ctype_refused, NULL);
+	    status_range, ctype_refused, error_log_escapes_high_bytes, NULL);
 	return s;
 }
 

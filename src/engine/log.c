@@ -113,8 +113,10 @@ prio_name(int prio)
 /*
  * Copies the message msg into out (outlen bytes, NUL-terminated), with
  * '\\', '\n', '\r' and '\t' as two characters and the other control
- * bytes as \xHH: a request's text or a program's stderr cannot start a
- * line of its own.  Returns the length written; cut short if it must.
+ * bytes and all bytes from 0x7f up as \xHH, as the access log does: a
+ * request's text or a program's stderr cannot start a line of its own,
+ * not even for a reader that takes U+0085 or U+2028 for a line break, nor
+ * move a terminal's cursor with a C1 control (U+009B).
  */
 static size_t
 log_escape(char *out, size_t outlen, const char *msg)
@@ -127,7 +129,7 @@ log_escape(char *out, size_t outlen, const char *msg)
 	for (; *p != '\0'; p++) {
 		c = *p == '\n' ? 'n' : *p == '\r' ? 'r' : *p == '\t' ? 't' :
 		    *p == '\\' ? '\\' : 0;
-		if (c != 0 || *p < 0x20 || *p == 0x7f) {
+		if (c != 0 || *p < 0x20 || *p >= 0x7f) {
 			if (o + (c != 0 ? 2 : 4) >= outlen)
 				break;
 			out[o++] = '\\';
