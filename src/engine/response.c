@@ -26,6 +26,7 @@ static int	req_fd_produce(struct evfcgi_req *, size_t, void *);
 static int	hdr_token(const char *);
 static int	hdr_value_bad(const char *);
 static int	hdr_variable_bad(const char *);
+static int	hdr_variable_reserved(const char *);
 static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
 static int	req_finish(struct evfcgi_req *, int);
@@ -206,6 +207,39 @@ hdr_variable_bad(const char *name)
 	return 0;
 }
 
+/*
+ * Whether Variable-NAME names what the front end would hand to the next
+ * program as something else: the dynamic loader's LD_*, a client's
+ * header (HTTP_*), a CGI meta-variable (RFC 3875 4.1) or one that front
+ * ends and PHP read as such (SCRIPT_FILENAME, DOCUMENT_ROOT ...), or the
+ * shell's.  Case does not matter: some front ends fold it.  Returns 1 if
+ * reserved.
+ */
+static int
+hdr_variable_reserved(const char *name)
+{
+	static const char *const	 reserved[] = {
+		"AUTH_TYPE", "CONTENT_LENGTH", "CONTENT_TYPE",
+		"GATEWAY_INTERFACE", "PATH_INFO", "PATH_TRANSLATED",
+		"QUERY_STRING", "REMOTE_ADDR", "REMOTE_HOST", "REMOTE_IDENT",
+		"REMOTE_USER", "REQUEST_METHOD", "SCRIPT_NAME", "SERVER_NAME",
+		"SERVER_PORT", "SERVER_PROTOCOL", "SERVER_SOFTWARE",
+		"SCRIPT_FILENAME", "DOCUMENT_ROOT", "REQUEST_URI",
+		"REQUEST_SCHEME", "REDIRECT_STATUS", "HTTPS", "REMOTE_PORT",
+		"SERVER_ADDR", "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS",
+		NULL
+	};
+	const char	*v = name + 9;
+	size_t		 i;
+
+	if (strncasecmp(v, "LD_", 3) == 0 || strncasecmp(v, "HTTP_", 5) == 0)
+		return 1;
+	for (i = 0; reserved[i] != NULL; i++)
+		if (strcasecmp(v, reserved[i]) == 0)
+			return 1;
+	return 0;
+}
+
 int
 evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 {
@@ -222,6 +256,9 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 	else if (r->r_role == FCGI_AUTHORIZER && hdr_variable_bad(name))
 		why = "Variable-NAME whose NAME is not a variable name "
 		    "(letters, digits, '_'; not a digit first)";
+	else if (r->r_role == FCGI_AUTHORIZER && hdr_variable_reserved(name))
+		why = "Variable-NAME whose NAME is reserved (LD_*, HTTP_*, "
+		    "a CGI meta-variable)";
 	else if (hdr_value_bad(value))
 		why = "a control character in the value";
 	else if ((nl = strlen(name)) + (vl = strlen(value)) + 4 >
