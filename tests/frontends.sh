@@ -505,7 +505,7 @@ check_absorbed() {
 	local label=$1 what=$2 addr=$3 i done_="" reading=""
 	slow_client "$URL/stream?67108864"
 	for ((i = 0; i < 100; i++)); do
-		sleep 0.1
+		nap 0.1
 		if [ "$(status_of "$addr" requests_active)" = 1 ]; then
 			done_=$i
 			kill -0 "$SLOW_PID" 2>/dev/null && reading=1

@@ -66,7 +66,7 @@ if start_fe lighttpd "bin-path" "spawn:$EVFCGID --max-size $MAXSIZE --max-body $
 			[ "$(readlink "/proc/$c/exe")" = "$(readlink -f "$EVFCGID")" ] && child=$c
 		done
 		[ -n "$child" ] && break
-		sleep 0.1
+		nap 0.1
 	done
 	check "bin-path: lighttpd started evfcgid" test -n "$child"
 	if [ -n "$child" ]; then
