@@ -457,7 +457,7 @@ START_TEST(error_pages)
 	ck_assert_str_eq(body_of(), "{\"status\":405,\"detail\":\"\"}");
 	ck_assert_int_eq(post("/small", 2, 1, 0), 413);
 	ck_assert_str_eq(body_of(), "{\"status\":413,\"detail\":"
-	    "\"request body above the limit\"}");
+	    "\"request body above the limit of 1 bytes\"}");
 	ck_assert_int_eq(get("GET", "/bad%zz"), 400);
 	ck_assert(has_line("Content-Type: application/json"));
 	ck_assert_int_eq(get("GET", "/fail"), 409);

@@ -146,7 +146,7 @@ check "notes: a 16-byte POST /up is taken (204)" grep -q '^Status: 204' <<<"$out
 out=$(ask POST /up 0123456789abcdefg)
 check "notes: a 17-byte POST /up is 413 from the engine" grep -q '^Status: 413' <<<"$out"
 check "notes: ... as JSON" \
-	test "$(body_of <<<"$out")" = '{"error":"request body above the limit","status":413}'
+	test "$(body_of <<<"$out")" = '{"error":"request body above the limit of 16 bytes","status":413}'
 out=$(ask GET /up)
 check "notes: GET /up is 405 in JSON" \
 	test "$(body_of <<<"$out")" = '{"error":"","status":405}'

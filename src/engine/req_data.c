@@ -16,21 +16,17 @@
 
 #include "request.h"
 
-static void	req_data_refuse(struct evfcgi_req *, int, const char *);
+static void	req_data_refuse(struct evfcgi_req *, int, const char *,
+		    uint64_t);
 
-/* Answers status for r's DATA and lets go of what it held. */
+/* Refuses r for its DATA (req_refuse()), letting go of what it held. */
 static void
-req_data_refuse(struct evfcgi_req *r, int status, const char *why)
+req_data_refuse(struct evfcgi_req *r, int status, const char *why,
+    uint64_t limit)
 {
-	struct evfcgi_stats	*st = r->r_link->rl_env->re_st;
-
-	if (status == 413)
-		st->rejected++;
-	else if (status == 503)
-		st->overloaded++;
 	r->r_data_open = 0;
 	evbuffer_drain(r->r_data, evbuffer_get_length(r->r_data));
-	evfcgi_respond_error(r, status, why);
+	req_refuse(r, status, why, limit);
 }
 
 int
@@ -49,11 +45,12 @@ req_data_begin(struct evfcgi_req *r)
 	errno = 0;
 	n = strtoull(dl, &end, 10);
 	if (errno != 0 || *end != '\0' || *dl < '0' || *dl > '9') {
-		req_data_refuse(r, 400, "bad FCGI_DATA_LENGTH");
+		req_data_refuse(r, 400, "bad FCGI_DATA_LENGTH", 0);
 		return 0;
 	}
 	if (n > req_body_cap(r)) {
-		req_data_refuse(r, 413, "filter data above the limit");
+		req_data_refuse(r, 413, "filter data above the limit",
+		    req_body_cap(r));
 		return 0;
 	}
 	r->r_data_len = (long long)n;
@@ -66,15 +63,17 @@ req_data_add(struct evfcgi_req *r, const void *p, size_t len)
 	size_t	 have = evbuffer_get_length(r->r_data);
 
 	if (have + len > req_body_cap(r)) {
-		req_data_refuse(r, 413, "filter data above the limit");
+		req_data_refuse(r, 413, "filter data above the limit",
+		    req_body_cap(r));
 		return 0;
 	}
 	if (r->r_data_len >= 0 && have + len > (uint64_t)r->r_data_len) {
-		req_data_refuse(r, 400, "filter data past FCGI_DATA_LENGTH");
+		req_data_refuse(r, 400, "filter data past FCGI_DATA_LENGTH", 0);
 		return 0;
 	}
 	if (req_charge(r, &r->r_charged_data, len) == -1) {
-		req_data_refuse(r, 503, "input held by all requests at its limit");
+		req_data_refuse(r, 503, "input held by all requests at its limit",
+		    r->r_link->rl_env->re_lim->max_input);
 		return 0;
 	}
 	return evbuffer_add(r->r_data, p, len);
@@ -86,5 +85,5 @@ req_data_end(struct evfcgi_req *r)
 	r->r_data_open = 0;
 	if (r->r_data_len >= 0 &&
 	    evbuffer_get_length(r->r_data) != (uint64_t)r->r_data_len)
-		req_data_refuse(r, 400, "filter data short of FCGI_DATA_LENGTH");
+		req_data_refuse(r, 400, "filter data short of FCGI_DATA_LENGTH", 0);
 }

@@ -27,11 +27,13 @@ static int	req_decode_params(struct evfcgi_req *, const char **);
 static int	req_cgi_path(struct evfcgi_req *);
 static int	req_cgi_body(struct evfcgi_req *, int);
 static int	req_stream_add(struct evfcgi_req *, const void *, size_t);
-static void	req_engine_end(struct evfcgi_req *, int, const char *);
+static void	req_engine_end(struct evfcgi_req *, int, const char *,
+		    uint64_t);
 static void	req_body_cb(struct evbuffer *, const struct evbuffer_cb_info *,
 		    void *);
 static void	req_uncharge(struct evfcgi_req *, size_t *);
-static void	req_drop_body(struct evfcgi_req *, int, const char *);
+static void	req_drop_body(struct evfcgi_req *, int, const char *,
+		    uint64_t);
 
 /* Empties b; lets its memory go when it is larger than keep. */
 static void
@@ -160,12 +162,31 @@ req_uncharge(struct evfcgi_req *r, size_t *what)
 	*what = 0;
 }
 
-/* Answers status while the body arrives, and lets go of what it held. */
+/* Refuses r while the body arrives (req_refuse()), letting go of it. */
 static void
-req_drop_body(struct evfcgi_req *r, int status, const char *why)
+req_drop_body(struct evfcgi_req *r, int status, const char *why,
+    uint64_t limit)
 {
 	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
 	req_uncharge(r, &r->r_charged_body);
+	req_refuse(r, status, why, limit);
+}
+
+void
+req_refuse(struct evfcgi_req *r, int status, const char *why, uint64_t limit)
+{
+	struct evfcgi_stats	*st = r->r_link->rl_env->re_st;
+	char			 detail[160];
+
+	if (status == 413 || status == 431)
+		st->rejected++;
+	else if (status == 503)
+		st->overloaded++;
+	if (limit > 0 && why != NULL) {
+		(void)snprintf(detail, sizeof(detail), "%s of %llu bytes", why,
+		    (unsigned long long)limit);
+		why = detail;
+	}
 	evfcgi_respond_error(r, status, why);
 }
 
@@ -242,7 +263,6 @@ req_params_add(struct evfcgi_req *r, const void *p, size_t len)
 int
 req_params_end(struct evfcgi_req *r, const char **why)
 {
-	struct evfcgi_stats	*st = r->r_link->rl_env->re_st;
 	const char		*m;
 
 	if (req_set_state(r, REQ_STDIN) == -1) {
@@ -250,23 +270,20 @@ req_params_end(struct evfcgi_req *r, const char **why)
 		return -1;
 	}
 	if (r->r_reject == 431) {
-		st->rejected++;
-		evfcgi_respond_error(r, 431,
-		    "request parameters above the limit");
+		req_refuse(r, 431, "request parameters above the limit",
+		    r->r_link->rl_env->re_lim->max_params);
 		return 0;
 	}
 	if (r->r_reject != 0) {
-		st->overloaded++;
-		evfcgi_respond_error(r, r->r_reject,
-		    "input held by all requests at its limit");
+		req_refuse(r, r->r_reject, "input held by all requests at its "
+		    "limit", r->r_link->rl_env->re_lim->max_input);
 		return 0;
 	}
 	switch (req_decode_params(r, why)) {
 	case -1:
 		return -1;
 	case 1:
-		st->overloaded++;
-		evfcgi_respond_error(r, 503, "out of memory");
+		req_refuse(r, 503, "out of memory", 0);
 		return 0;
 	}
 	/* RFC 3875 6.3.3: no body for HEAD, whatever the handler writes. */
@@ -274,8 +291,7 @@ req_params_end(struct evfcgi_req *r, const char **why)
 	r->r_nobody = r->r_is_head = m != NULL && strcmp(m, "HEAD") == 0;
 	switch (req_cgi_path(r)) {
 	case -1:
-		st->overloaded++;
-		evfcgi_respond_error(r, 503, "out of memory");
+		req_refuse(r, 503, "out of memory", 0);
 		break;
 	case -2:
 		evfcgi_respond_error(r, 400,
@@ -310,8 +326,8 @@ req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 	r->r_body_max = rt->rr_body_max;
 	if (r->r_body_max > 0 && r->r_clen >= 0 &&
 	    (uint64_t)r->r_clen > r->r_body_max) {
-		r->r_link->rl_env->re_st->rejected++;
-		evfcgi_respond_error(r, 413, "request body above the limit");
+		req_refuse(r, 413, "request body above the limit",
+		    r->r_body_max);
 		return;
 	}
 	r->r_stream = 1;
@@ -476,23 +492,22 @@ req_cgi_body(struct evfcgi_req *r, int stream)
 		return -1;
 	}
 	if (clen > (unsigned long long)INT64_MAX) {
-		r->r_link->rl_env->re_st->rejected++;
-		evfcgi_respond_error(r, 413, "request body above the limit");
+		req_refuse(r, 413, "request body above the limit",
+		    req_body_cap(r));
 		return -1;
 	}
 	r->r_clen = (long long)clen;
 	if (stream)
 		return 0;
 	if (clen > req_body_cap(r)) {
-		r->r_link->rl_env->re_st->rejected++;
-		evfcgi_respond_error(r, 413, "request body above the limit");
+		req_refuse(r, 413, "request body above the limit",
+		    req_body_cap(r));
 		return -1;
 	}
 	/* The whole body is charged now, so it never fails half-way. */
 	if (req_charge(r, &r->r_charged_body, (size_t)clen) == -1) {
-		r->r_link->rl_env->re_st->overloaded++;
-		evfcgi_respond_error(r, 503,
-		    "input held by all requests at its limit");
+		req_refuse(r, 503, "input held by all requests at its limit",
+		    r->r_link->rl_env->re_lim->max_input);
 		return -1;
 	}
 	return 0;
@@ -506,15 +521,15 @@ req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 	if (r->r_stream)
 		return req_stream_add(r, p, len);
 	if (have + len > req_body_cap(r)) {
-		r->r_link->rl_env->re_st->rejected++;
-		req_drop_body(r, 413, "request body above the limit");
+		req_drop_body(r, 413, "request body above the limit",
+		    req_body_cap(r));
 		return 0;
 	}
 	/* Beyond what was charged ahead (unknown length), charge as it comes. */
 	if (have + len > r->r_charged_body && req_charge(r, &r->r_charged_body,
 	    have + len - r->r_charged_body) == -1) {
-		r->r_link->rl_env->re_st->overloaded++;
-		req_drop_body(r, 503, "input held by all requests at its limit");
+		req_drop_body(r, 503, "input held by all requests at its limit",
+		    r->r_link->rl_env->re_lim->max_input);
 		return 0;
 	}
 	return evbuffer_add(r->r_body, p, len);
@@ -527,17 +542,15 @@ req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 static int
 req_stream_add(struct evfcgi_req *r, const void *p, size_t len)
 {
-	struct evfcgi_stats	*st = r->r_link->rl_env->re_st;
-
 	r->r_body_seen += len;
 	if (r->r_body_max > 0 && r->r_body_seen > r->r_body_max) {
-		st->rejected++;
-		req_engine_end(r, 413, "request body above the limit");
+		req_engine_end(r, 413, "request body above the limit",
+		    r->r_body_max);
 		return 0;
 	}
 	if (req_charge(r, &r->r_charged_body, len) == -1) {
-		st->overloaded++;
-		req_engine_end(r, 503, "input held by all requests at its limit");
+		req_engine_end(r, 503, "input held by all requests at its limit",
+		    r->r_link->rl_env->re_lim->max_input);
 		return 0;
 	}
 	if (evbuffer_add(r->r_body, p, len) == -1)
@@ -553,7 +566,8 @@ req_stream_add(struct evfcgi_req *r, const void *p, size_t len)
  * lines the handler added are not sent with it.
  */
 static void
-req_engine_end(struct evfcgi_req *r, int status, const char *why)
+req_engine_end(struct evfcgi_req *r, int status, const char *why,
+    uint64_t limit)
 {
 	evfcgi_abort_cb	 fn = r->r_abort;
 
@@ -563,7 +577,7 @@ req_engine_end(struct evfcgi_req *r, int status, const char *why)
 		fn(r, r->r_abort_arg);
 	r->r_hdrs.b_len = 0;
 	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
-	evfcgi_respond_error(r, status, why);
+	req_refuse(r, status, why, limit);
 }
 
 /*
@@ -633,8 +647,7 @@ req_dispatch(struct evfcgi_req *r, int full)
 	if (req_set_state(r, REQ_HANDLER) == -1)
 		return;
 	if (full) {
-		r->r_link->rl_env->re_st->overloaded++;
-		evfcgi_respond_error(r, 503, "output queues are full");
+		req_refuse(r, 503, "output queues are full", 0);
 	} else if (r->r_fn == NULL)
 		evfcgi_respond_error(r, 404, NULL);
 	else

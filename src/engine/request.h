@@ -296,6 +296,15 @@ int	req_charge(struct evfcgi_req *r, size_t *what, size_t n);
 uint64_t req_body_cap(struct evfcgi_req *r);
 
 /*
+ * The one way the engine refuses a request: counts it (413 and 431 as
+ * rejected, 503 as overloaded) and answers status with why as the detail,
+ * naming limit when it is not 0 ("... of N bytes").  Callers let go of
+ * what r held first.
+ */
+void	req_refuse(struct evfcgi_req *r, int status, const char *why,
+	    uint64_t limit);
+
+/*
  * req_data.c, above this file: a filter's DATA stream.  req_data_begin()
  * readies it when r is routed (FCGI_DATA_LENGTH checked: 400, 413);
  * req_data_add() takes len > 0 bytes of it (413 past the cap, 400 past
