@@ -34,13 +34,21 @@ teardown(void)
 	event_base_free(base);
 }
 
+/* n bytes more held by the holders. */
+static void
+held(unsigned long long n)
+{
+	budget_add(&b, (long long)n);
+	budget_held(&b, (long long)n);
+}
+
 static void
 holders(uint64_t n)
 {
 	while (b.b_holders < n)
-		budget_hold(&b, 1);
+		budget_hold(&b, 1, 0);
 	while (b.b_holders > n)
-		budget_hold(&b, 0);
+		budget_hold(&b, 0, 0);
 }
 
 /* 7/8 of the cap divided among the holders, between floor and high. */
@@ -70,13 +78,32 @@ END_TEST
 START_TEST(room_kept_for_the_rest)
 {
 	holders(1000);
-	budget_add(&b, (long long)(224 * MIB));
+	held(224 * MIB);
 	ck_assert(budget_full(&b, 1));
 	ck_assert(!budget_full(&b, 0));
 	ck_assert(!budget_over(&b));
 	ck_assert(!budget_refuse(&b));
 	/* The rest filled too: producers wait, but no 503 above the floor. */
 	budget_add(&b, (long long)(32 * MIB));
+	ck_assert(budget_full(&b, 0));
+	ck_assert(!budget_refuse(&b));
+}
+END_TEST
+
+/*
+ * Holders that came early kept the larger share they had then: they fill
+ * the whole cap.  A connection that drains still gets the 1/8 kept.
+ */
+START_TEST(early_holders_leave_the_rest_its_part)
+{
+	holders(3000);
+	held(256 * MIB);
+	ck_assert(budget_over(&b));
+	ck_assert(budget_full(&b, 1));
+	ck_assert(!budget_full(&b, 0));
+	budget_add(&b, (long long)(32 * MIB - 1));
+	ck_assert(!budget_full(&b, 0));
+	budget_add(&b, 1);
 	ck_assert(budget_full(&b, 0));
 	ck_assert(!budget_refuse(&b));
 }
@@ -90,14 +117,15 @@ END_TEST
 START_TEST(first_refusal_at_cap_over_floor)
 {
 	holders(16383);
-	budget_add(&b, (long long)(16383 * 16 * KIB));
+	held(16383 * 16 * KIB);
 	ck_assert(budget_full(&b, 1));
 	ck_assert(!budget_full(&b, 0));
 	ck_assert(!budget_refuse(&b));
 	holders(16384);
-	budget_add(&b, (long long)(16 * KIB));
+	held(16 * KIB);
 	ck_assert(budget_refuse(&b));
 	ck_assert(budget_full(&b, 1));
+	ck_assert(budget_full(&b, 0));
 }
 END_TEST
 
@@ -119,10 +147,11 @@ START_TEST(hold_release_balance)
 	uint64_t	 i;
 
 	for (i = 0; i < 5000; i++)
-		budget_hold(&b, 1);
+		budget_hold(&b, 1, 1000);
 	for (i = 0; i < 5000; i++)
-		budget_hold(&b, 0);
+		budget_hold(&b, 0, 1000);
 	ck_assert_uint_eq(b.b_holders, 0);
+	ck_assert_uint_eq(b.b_held, 0);
 	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
 }
 END_TEST
@@ -130,14 +159,15 @@ END_TEST
 /* More releases than holds stay at 0; a floor above high is high. */
 START_TEST(release_below_zero_and_floor_above_high)
 {
-	budget_hold(&b, 0);
+	budget_hold(&b, 0, 100);
 	ck_assert_uint_eq(b.b_holders, 0);
+	ck_assert_uint_eq(b.b_held, 0);
 	budget_shares(&b, 1 * MIB, 256 * KIB);
 	holders(100000);
 	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
 	/* Shares off (floor = high): refused once full, as without them. */
 	holders(1);
-	budget_add(&b, (long long)(256 * MIB));
+	held(256 * MIB);
 	ck_assert(budget_refuse(&b));
 }
 END_TEST
@@ -148,7 +178,8 @@ budget_suite(void)
 	Suite	*s = suite_create("budget");
 
 	suite_add_case(s, "core", setup, teardown, 0, share_shrinks,
-	    room_kept_for_the_rest, first_refusal_at_cap_over_floor, NULL);
+	    room_kept_for_the_rest, early_holders_leave_the_rest_its_part,
+	    first_refusal_at_cap_over_floor, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0,
 	    hold_cap_follows_the_floor, hold_release_balance, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0,

@@ -21,6 +21,7 @@ budget_init(struct budget *b, struct event_base *base, uint64_t cap)
 	b->b_queued = 0;
 	b->b_peak = 0;
 	b->b_holders = 0;
+	b->b_held = 0;
 	b->b_floor = 0;
 	b->b_high = cap > SIZE_MAX ? SIZE_MAX : (size_t)cap;
 	budget_reshare(b);
@@ -49,12 +50,15 @@ budget_shares(struct budget *b, size_t floor, size_t high)
 }
 
 void
-budget_hold(struct budget *b, int on)
+budget_hold(struct budget *b, int on, size_t len)
 {
-	if (on)
+	if (on) {
 		b->b_holders++;
-	else if (b->b_holders > 0)
+		b->b_held += len;
+	} else if (b->b_holders > 0) {
 		b->b_holders--;
+		b->b_held -= len < b->b_held ? len : b->b_held;
+	}
 	budget_reshare(b);
 }
 
@@ -95,7 +99,11 @@ budget_over(const struct budget *b)
 int
 budget_full(const struct budget *b, int holding)
 {
-	return b->b_queued >= (holding ? b->b_hold_cap : b->b_cap);
+	if (holding)
+		return b->b_held >= b->b_hold_cap;
+	return (b->b_queued >= b->b_cap &&
+	    b->b_queued - b->b_held >= b->b_cap - b->b_hold_cap) ||
+	    b->b_queued >= b->b_cap + (b->b_cap - b->b_hold_cap);
 }
 
 int
@@ -132,7 +140,8 @@ budget_kick(struct budget *b)
 }
 
 /*
- * Runs the waiters in their order while the cap allows, each at most once
+ * Runs the waiters in their order while the cap allows (a holder finding
+ * its part full waits again, at the end), each at most once
  * a turn; a waiter may wait again (it goes to the end) or cancel others.
  * Those not reached keep their place.
  */
@@ -145,7 +154,7 @@ budget_wakecb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	while (n-- > 0 && !budget_over(b) &&
+	while (n-- > 0 && !budget_full(b, 0) &&
 	    (w = TAILQ_FIRST(&b->b_waiting)) != NULL) {
 		budget_cancel(b, w);
 		w->bw_fn(w->bw_arg);

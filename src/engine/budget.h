@@ -37,6 +37,7 @@ struct budget {
 	uint64_t		 b_queued;	/* bytes in all output buffers */
 	uint64_t		 b_peak;
 	uint64_t		 b_holders;	/* connections holding output */
+	uint64_t		 b_held;	/* the bytes those hold */
 	uint64_t		 b_hold_cap;	/* what holders may fill */
 	size_t			 b_floor;	/* a holder's share: at least */
 	size_t			 b_high;	/* ... and at most */
@@ -55,8 +56,19 @@ int	budget_init(struct budget *b, struct event_base *base, uint64_t cap);
  */
 void	budget_shares(struct budget *b, size_t floor, size_t high);
 
-/* A connection begins (on 1) or ends (on 0) holding output. */
-void	budget_hold(struct budget *b, int on);
+/*
+ * A connection begins (on 1) or ends (on 0) holding output, with len bytes
+ * queued; while it holds, its budget_add()s go with budget_held()s.
+ */
+void	budget_hold(struct budget *b, int on, size_t len);
+
+/* Accounts delta bytes of a holding connection's output (besides
+   budget_add()). */
+static inline void
+budget_held(struct budget *b, long long delta)
+{
+	b->b_held += (uint64_t)delta;
+}
 
 /* What one connection may hold now (its high mark). */
 static inline size_t
@@ -74,7 +86,13 @@ void	budget_add(struct budget *b, long long delta);
 /* Whether the cap stops producers now (of a connection that drains). */
 int	budget_over(const struct budget *b);
 
-/* The same for a connection that is holding output or not. */
+/*
+ * The same for a connection that is holding output or not: holders stop
+ * when their bytes fill their part (7/8, or what the floor needs); the
+ * rest only when the cap is full and they fill the part kept for them,
+ * whatever the holders took while they were new.  Together at most the
+ * cap plus that part, for an instant.
+ */
 int	budget_full(const struct budget *b, int holding);
 
 /*

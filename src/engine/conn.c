@@ -123,6 +123,8 @@ conn_new(const struct conn_env *env, int fd, const char *peer)
 		return NULL;
 	}
 	c->c_env = env;
+	/* A new connection starts at the floor: see conn_high(). */
+	c->c_allow = env->ce_budget->b_floor;
 	TAILQ_INIT(&c->c_reqs);
 	TAILQ_INIT(&c->c_params);
 	TAILQ_INIT(&c->c_producers);
@@ -338,8 +340,8 @@ conn_close(struct conn *c, const char *why)
 	}
 	out = c->c_out;
 	evbuffer_remove_cb(out, conn_output_cb, c);
-	budget_add(env->ce_budget, -(long long)evbuffer_get_length(out));
 	conn_holding(c, 0);
+	budget_add(env->ce_budget, -(long long)evbuffer_get_length(out));
 	budget_cancel(env->ce_budget, &c->c_wait);
 	budget_kick(env->ce_budget);
 	event_del(&c->c_rev);
@@ -474,13 +476,22 @@ conn_holding(struct conn *c, int on)
 	if (c->c_holding == (unsigned)on)
 		return;
 	c->c_holding = on;
-	budget_hold(c->c_env->ce_budget, on);
+	budget_hold(c->c_env->ce_budget, on, evbuffer_get_length(c->c_out));
 }
 
+/*
+ * The share, but no more than c has shown it drains: c_allow starts at the
+ * floor and doubles each time c's output falls to its low mark (a fast
+ * peer at once, a modem in seconds).  Thousands of slow readers arriving
+ * together queue a floor each, not the larger share the first of them
+ * would see, which they would keep until read (a minute at 4 KB/s).
+ */
 size_t
 conn_high(const struct conn *c)
 {
-	return budget_share(c->c_env->ce_budget);
+	size_t	 share = budget_share(c->c_env->ce_budget);
+
+	return c->c_allow < share ? c->c_allow : share;
 }
 
 size_t
@@ -510,6 +521,9 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	(void)buf;
 	budget_add(c->c_env->ce_budget,
 	    (long long)info->n_added - (long long)info->n_deleted);
+	if (c->c_holding)
+		budget_held(c->c_env->ce_budget,
+		    (long long)info->n_added - (long long)info->n_deleted);
 	/* Bytes written: the write timeout counts afresh. */
 	if (info->n_deleted > 0) {
 		c->c_stuck = 0;
@@ -1064,8 +1078,11 @@ conn_written(struct conn *c)
 		event_assign(&c->c_wev, c->c_env->ce_base, c->c_fd,
 		    EV_WRITE | EV_PERSIST, conn_writecb, c);
 	}
-	if (left <= conn_low(c))
+	if (left <= conn_low(c)) {
+		if (c->c_allow < lim->high_water)
+			c->c_allow *= 2;
 		conn_low_mark(c);
+	}
 	else if (left < conn_high(c) && !TAILQ_EMPTY(&c->c_producers))
 		conn_pump_room(c, 1);	/* those that said what they need */
 }

@@ -118,6 +118,8 @@ struct conn {
 						   deadline at or before the
 						   real one (checked on fire) */
 	int			 c_outq;	/* kernel send queue seen then */
+	size_t			 c_allow;	/* its high mark at most: grows
+						   as it drains (conn_high) */
 	struct timeval		 c_partial_since; /* its first byte came */
 	struct timeval		 c_idle_from;	/* the idle countdown began */
 	struct timeval		 c_held_since;
