@@ -4,7 +4,8 @@
 # include directory ahead of the system's where each one is an #error);
 # then a whole application written that way (a server on the library's own
 # loop, the query, the path below a prefix route, printf, a body cap per
-# route, JSON error pages, the log named) is built, run and asked over
+# route, the body read with evfcgi_body_bytes(), JSON error pages, the
+# log named) is built, run and asked over
 # FastCGI with cgi-fcgi.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
@@ -69,8 +70,14 @@ greet(struct evfcgi_req *req, void *arg)
 static void
 upload(struct evfcgi_req *req, void *arg)
 {
+	const void	*body;
+	size_t		 len;
+
 	(void)arg;
-	evfcgi_respond(req, 204, NULL, "", 0);
+	if ((body = evfcgi_body_bytes(req, &len)) == NULL)
+		evfcgi_respond_error(req, 503, NULL);
+	else
+		evfcgi_respond(req, 200, "text/plain", body, len);
 }
 
 static int
@@ -142,7 +149,9 @@ check "notes: the engine's 404 is JSON too" \
 check "notes: ... with Content-Type application/json" \
 	grep -q $'^Content-Type: application/json\r$' <<<"$out"
 out=$(ask POST /up 0123456789abcdef)
-check "notes: a 16-byte POST /up is taken (204)" grep -q '^Status: 204' <<<"$out"
+check "notes: a 16-byte POST /up is taken (200)" grep -q '^Status: 200' <<<"$out"
+check "notes: ... and comes back whole from evfcgi_body_bytes()" \
+	test "$(body_of <<<"$out")" = 0123456789abcdef
 out=$(ask POST /up 0123456789abcdefg)
 check "notes: a 17-byte POST /up is 413 from the engine" grep -q '^Status: 413' <<<"$out"
 check "notes: ... as JSON" \

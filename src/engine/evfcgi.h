@@ -326,6 +326,14 @@ const char *evfcgi_remote_addr(struct evfcgi_req *req, int *port);
 struct evbuffer *evfcgi_body(struct evfcgi_req *req);
 
 /*
+ * The request body (what evfcgi_body() holds) as one block of *len bytes,
+ * for an application that includes no libevent header: owned by the
+ * request, valid until the body is drained or the request ends.  Returns
+ * "" with *len 0 for an empty body, NULL (with *len 0) when out of memory.
+ */
+const void *evfcgi_body_bytes(struct evfcgi_req *req, size_t *len);
+
+/*
  * Streamed routes only: fn gets the body as it arrives (evfcgi_body_cb).
  * Set it in the handler; set later, what waits is handed over on the next
  * loop turn.  Returns 0, or -1 when req's body is not streamed or ended

@@ -780,6 +780,18 @@ evfcgi_body(struct evfcgi_req *r)
 	return r->r_body;
 }
 
+const void *
+evfcgi_body_bytes(struct evfcgi_req *r, size_t *len)
+{
+	const void	*p;
+
+	if ((*len = evbuffer_get_length(r->r_body)) == 0)
+		return "";
+	if ((p = evbuffer_pullup(r->r_body, -1)) == NULL)
+		*len = 0;
+	return p;
+}
+
 int
 evfcgi_role(struct evfcgi_req *r)
 {
