@@ -137,13 +137,17 @@ now_us() {
 }
 
 # nap SECONDS: sleeps without starting a process (a timed read on a fifo
-# nobody writes; the fifo is made once per test).
+# nobody writes; the fifo is made once per test).  Where the fifo cannot
+# be opened (the scratch dir already gone at exit), sleep does it.
 nap() {
 	local fd
-	[ -p "$T/.nap" ] || mkfifo "$T/.nap"
-	exec {fd}<>"$T/.nap"
-	read -r -t "$1" -u "$fd"
-	exec {fd}>&-
+	[ -p "$T/.nap" ] || mkfifo "$T/.nap" 2>/dev/null
+	if { exec {fd}<>"$T/.nap"; } 2>/dev/null; then
+		read -r -t "$1" -u "$fd"
+		exec {fd}>&-
+	else
+		sleep "$1"
+	fi
 	return 0
 }
 
