@@ -885,6 +885,63 @@ START_TEST(error_log_escapes_high_bytes)
 }
 END_TEST
 
+/* Paths cleaned as nginx cleans them before routes match. */
+START_TEST(path_cleaning)
+{
+	static const struct {
+		const char	*in;
+		const char	*out;		/* NULL: refused */
+	} t[] = {
+		{ "/", "/" }, { "//", "/" }, { "//l/1", "/l/1" },
+		{ "/l//1", "/l/1" }, { "/l/../links/1", "/links/1" },
+		{ "/a/./b", "/a/b" }, { "/a/.", "/a/" }, { "/a/b/..", "/a/" },
+		{ "/a/..", "/" }, { "/.", "/" }, { "/a/...", "/a/..." },
+		{ "/a/..b/.c", "/a/..b/.c" }, { "/a/b/../../c//", "/c/" },
+		{ "/a/", "/a/" }, { "", "" }, { "a/../..", "a/../.." },
+		{ "/..", NULL }, { "/../x", NULL }, { "/a/../..", NULL },
+		{ "//../a", NULL }, { "/a/./../../b", NULL }
+	};
+	char	 p[64];
+	size_t	 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(p, sizeof(p), "%s", t[i].in);
+		if (t[i].out == NULL)
+			ck_assert_msg(req_path_clean(p) == -1, "'%s' taken as "
+			    "'%s'", t[i].in, p);
+		else {
+			ck_assert_msg(req_path_clean(p) == 0, "'%s' refused",
+			    t[i].in);
+			ck_assert_msg(strcmp(p, t[i].out) == 0, "'%s' -> '%s'",
+			    t[i].in, p);
+		}
+	}
+}
+END_TEST
+
+/* A request's path is cleaned after %-decoding; above the root is 400. */
+START_TEST(path_cleaned_in_request)
+{
+	static const char *const nv[] = { "REQUEST_URI",
+	    "//l/%2e%2e/links//1/.?q", NULL };
+	static const char *const nv2[] = { "REQUEST_URI", "/a/%2e%2e/..", NULL };
+	static const char *const nv3[] = { "SCRIPT_NAME", "/l", "PATH_INFO",
+	    "/../../etc", NULL };
+	struct evfcgi_req	*r;
+
+	r = req_with(nv);
+	ck_assert_str_eq(evfcgi_path(r), "/links/1/");
+	req_free(r);
+	r = req_with(nv2);
+	ck_assert_int_ne(r->r_state, REQ_STDIN);
+	ck_assert_ptr_nonnull(strstr(stdout_take(), "Status: 400 "));
+	req_free(r);
+	r = req_with(nv3);
+	ck_assert_ptr_nonnull(strstr(stdout_take(), "Status: 400 "));
+	req_free(r);
+}
+END_TEST
+
 static Suite *
 request_suite(void)
 {
@@ -899,7 +956,8 @@ request_suite(void)
 	    body_length_checks, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0, malformed_pairs,
 	    output_fails, header_lines_checked, percent_decoding,
-	    status_range, ctype_refused, error_log_escapes_high_bytes, NULL);
+	    status_range, ctype_refused, error_log_escapes_high_bytes,
+	    path_cleaning, path_cleaned_in_request, NULL);
 	return s;
 }
 

@@ -303,7 +303,9 @@ int	evfcgi_is_head(struct evfcgi_req *req);
 /*
  * The routed path: REQUEST_URI up to '?' with its %XX escapes decoded
  * ('+' stays '+'), else SCRIPT_NAME followed by PATH_INFO (which the web
- * server has decoded already).  Never NULL.
+ * server has decoded already); then, as nginx does, doubled slashes merged
+ * and dot segments resolved (one that climbs above "/" is answered 400
+ * before any route).  Never NULL.
  */
 const char *evfcgi_path(struct evfcgi_req *req);
 

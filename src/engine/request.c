@@ -297,6 +297,9 @@ req_params_end(struct evfcgi_req *r, const char **why)
 		evfcgi_respond_error(r, 400,
 		    "malformed %-escape or %00 in the path");
 		break;
+	case -3:
+		evfcgi_respond_error(r, 400, "the path climbs above the root");
+		break;
 	}
 	return 0;
 }
@@ -419,8 +422,9 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 /*
  * The path routes match: REQUEST_URI up to '?', percent-decoded, else
  * SCRIPT_NAME followed by PATH_INFO (decoded by the web server, RFC 3875
- * 4.1.5, 4.1.13).  Returns 0, -1 when out of memory, or -2 for a
- * malformed escape or %00.
+ * 4.1.5, 4.1.13); then cleaned as nginx cleans it (req_path_clean()).
+ * Returns 0, -1 when out of memory, -2 for a malformed escape or %00, or
+ * -3 for a path that climbs above the root.
  */
 static int
 req_cgi_path(struct evfcgi_req *r)
@@ -438,7 +442,7 @@ req_cgi_path(struct evfcgi_req *r)
 			if (req_pct_decode(r->r_pathbuf.b_p, uri, a) == -1)
 				return -2;
 			r->r_path = r->r_pathbuf.b_p;
-			return 0;
+			return req_path_clean(r->r_pathbuf.b_p) == -1 ? -3 : 0;
 		}
 	} else {
 		if ((sn = evfcgi_param(r, "SCRIPT_NAME")) == NULL)
@@ -454,6 +458,39 @@ req_cgi_path(struct evfcgi_req *r)
 	memcpy(r->r_pathbuf.b_p + a, pi, b);
 	r->r_pathbuf.b_p[a + b] = '\0';
 	r->r_path = r->r_pathbuf.b_p;
+	return req_path_clean(r->r_pathbuf.b_p) == -1 ? -3 : 0;
+}
+
+int
+req_path_clean(char *path)
+{
+	char	*o = path, *s = path;
+
+	if (*path != '/')
+		return 0;
+	/* s is at a '/' each time round. */
+	while (*s != '\0') {
+		while (s[1] == '/')
+			s++;
+		if (s[1] == '.' && (s[2] == '/' || s[2] == '\0')) {
+			s += 2;
+		} else if (s[1] == '.' && s[2] == '.' &&
+		    (s[3] == '/' || s[3] == '\0')) {
+			if (o == path)
+				return -1;
+			while (*--o != '/')
+				;
+			s += 3;
+		} else {
+			do
+				*o++ = *s++;
+			while (*s != '\0' && *s != '/');
+			continue;
+		}
+		if (*s == '\0')
+			*o++ = '/';	/* "/a/." and "/a/b/.." end in '/' */
+	}
+	*o = '\0';
 	return 0;
 }
 

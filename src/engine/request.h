@@ -247,6 +247,15 @@ void	req_route(struct evfcgi_req *r, const struct req_route *rt, int full);
  */
 long	req_pct_decode(char *dst, const char *src, size_t len);
 
+/*
+ * Cleans a path that begins with '/', in place, as nginx does before it
+ * matches locations: doubled slashes merged, "." segments dropped, each
+ * ".." segment taking the one before it away (RFC 3986 5.2.4).  Other
+ * paths are left alone.  Returns 0, or -1 when a ".." would climb above
+ * the root (nginx answers that 400).
+ */
+int	req_path_clean(char *path);
+
 /* The value of the hex digit c, or -1 (req_pct_decode()'s, query.c's). */
 int	req_hexval(int c);
 
