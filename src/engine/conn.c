@@ -123,8 +123,10 @@ conn_new(const struct conn_env *env, int fd, const char *peer)
 		return NULL;
 	}
 	c->c_env = env;
-	/* A new connection starts at the floor: see conn_high(). */
-	c->c_allow = env->ce_budget->b_floor;
+	/* While shares are below the high mark (many hold output), a new
+	   connection starts at the floor: see conn_high(). */
+	c->c_allow = budget_share(env->ce_budget) < env->ce_lim->high_water ?
+	    env->ce_budget->b_floor : env->ce_lim->high_water;
 	TAILQ_INIT(&c->c_reqs);
 	TAILQ_INIT(&c->c_params);
 	TAILQ_INIT(&c->c_producers);
@@ -481,10 +483,12 @@ conn_holding(struct conn *c, int on)
 
 /*
  * The share, but no more than c has shown it drains: c_allow starts at the
- * floor and doubles each time c's output falls to its low mark (a fast
- * peer at once, a modem in seconds).  Thousands of slow readers arriving
- * together queue a floor each, not the larger share the first of them
- * would see, which they would keep until read (a minute at 4 KB/s).
+ * floor when c comes while shares are below the high mark, and doubles
+ * each time c's output falls to its low mark (a fast peer at once, a modem
+ * in seconds).  Thousands of slow readers arriving together queue a floor
+ * each, not the larger share the first of them would see, which they would
+ * keep until read (a minute at 4 KB/s); in quiet times a new connection
+ * pays no steps.
  */
 size_t
 conn_high(const struct conn *c)
