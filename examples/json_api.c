@@ -27,7 +27,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "evfcgi.h"
@@ -193,8 +192,8 @@ static void
 take_body(struct evfcgi_req *req, struct store *st)
 {
 	const char	*ct = evfcgi_param(req, "CONTENT_TYPE");
-	struct evbuffer	*body = evfcgi_body(req);
-	size_t		 len = evbuffer_get_length(body);
+	const void	*body;
+	size_t		 len;
 	json_error_t	 jerr;
 	json_t		*doc;
 
@@ -203,11 +202,15 @@ take_body(struct evfcgi_req *req, struct store *st)
 		send_error(req, 415, "the body must be application/json");
 		return;
 	}
+	if ((body = evfcgi_body_bytes(req, &len)) == NULL) {
+		send_error(req, 503, "out of memory");
+		return;
+	}
 	if (len == 0) {
 		send_error(req, 400, "an empty body: expected a JSON object");
 		return;
 	}
-	doc = json_loadb((const char *)evbuffer_pullup(body, -1), len,
+	doc = json_loadb(body, len,
 	    JSON_REJECT_DUPLICATES, &jerr);
 	if (doc == NULL)
 		send_error(req, 400, "bad JSON at line %d, column %d: %s",
