@@ -101,9 +101,8 @@ budget_full(const struct budget *b, int holding)
 {
 	if (holding)
 		return b->b_held >= b->b_hold_cap;
-	return (b->b_queued >= b->b_cap &&
-	    b->b_queued - b->b_held >= b->b_cap - b->b_hold_cap) ||
-	    b->b_queued >= b->b_cap + (b->b_cap - b->b_hold_cap);
+	return b->b_queued >= b->b_cap &&
+	    b->b_queued - b->b_held >= b->b_cap - b->b_hold_cap;
 }
 
 int

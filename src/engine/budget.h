@@ -90,8 +90,10 @@ int	budget_over(const struct budget *b);
  * The same for a connection that is holding output or not: holders stop
  * when their bytes fill their part (7/8, or what the floor needs); the
  * rest only when the cap is full and they fill the part kept for them,
- * whatever the holders took while they were new.  Together at most the
- * cap plus that part, for an instant.
+ * whatever the holders took while they were new.  Holders grow past their
+ * part only by connections that begin holding, each with what it was let
+ * queue: together at most the cap, plus that part, plus about the floor
+ * for each connection that came during a spike.
  */
 int	budget_full(const struct budget *b, int holding);
 

@@ -484,8 +484,8 @@ conn_holding(struct conn *c, int on)
 /*
  * The share, but no more than c has shown it drains: c_allow starts at the
  * floor when c comes while shares are below the high mark, and doubles
- * each time c's output falls to its low mark (a fast peer at once, a modem
- * in seconds).  Thousands of slow readers arriving together queue a floor
+ * each time c's peer reads its output down to its low mark after the
+ * kernel refused some (a fast peer at once, a modem in seconds).  Thousands of slow readers arriving together queue a floor
  * each, not the larger share the first of them would see, which they would
  * keep until read (a minute at 4 KB/s); in quiet times a new connection
  * pays no steps.
@@ -1064,9 +1064,19 @@ conn_written(struct conn *c)
 	struct timeval			 wt = { lim->write_timeout / 2,
 	    lim->write_timeout % 2 * 500000 };
 	size_t				 left;
+	int				 grow;
 
 	left = evbuffer_get_length(c->c_out);
-	conn_holding(c, left > 0);
+	/* Drained to the low mark after the kernel refused bytes: the peer
+	   read them (an empty kernel buffer taking a new connection's first
+	   bytes shows nothing), so c may hold more. */
+	grow = c->c_holding && left <= conn_low(c);
+	/* A holder stays one until its answers are out: a slow reader whose
+	   buffer the kernel took whole for a moment is no fast one. */
+	if (left > 0)
+		conn_holding(c, 1);
+	else if (TAILQ_EMPTY(&c->c_producers))
+		conn_holding(c, 0);
 	/* Bytes left: producers waiting on the global cap may go on. */
 	budget_kick(c->c_env->ce_budget);
 	if (left > 0 && !c->c_writing) {
@@ -1082,11 +1092,10 @@ conn_written(struct conn *c)
 		event_assign(&c->c_wev, c->c_env->ce_base, c->c_fd,
 		    EV_WRITE | EV_PERSIST, conn_writecb, c);
 	}
-	if (left <= conn_low(c)) {
-		if (c->c_allow < lim->high_water)
-			c->c_allow *= 2;
+	if (grow && c->c_allow < lim->high_water)
+		c->c_allow *= 2;
+	if (left <= conn_low(c))
 		conn_low_mark(c);
-	}
 	else if (left < conn_high(c) && !TAILQ_EMPTY(&c->c_producers))
 		conn_pump_room(c, 1);	/* those that said what they need */
 }
