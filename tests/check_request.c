@@ -536,6 +536,33 @@ START_TEST(request_view)
 }
 END_TEST
 
+/*
+ * A name given twice (a location's fastcgi_param after `include
+ * fastcgi_params`): the last is the one, for the route, the method and
+ * evfcgi_param() alike, as the CGI gateway reads it; the iterator still
+ * gives both.
+ */
+START_TEST(param_twice_last)
+{
+	static const char *const nv[] = { "REQUEST_METHOD", "GET",
+	    "REQUEST_URI", "/first?a=1", "QUERY_STRING", "a=1",
+	    "REQUEST_METHOD", "HEAD", "REQUEST_URI", "/last/one?b=2",
+	    "QUERY_STRING", "b=2", NULL };
+	struct evfcgi_req	*r = req_with(nv);
+	const char		*name, *value;
+	size_t			 i = 0, k = 0;
+
+	ck_assert_str_eq(evfcgi_param(r, "REQUEST_URI"), "/last/one?b=2");
+	ck_assert_str_eq(evfcgi_path(r), "/last/one");
+	ck_assert_str_eq(evfcgi_query(r), "b=2");
+	ck_assert_str_eq(evfcgi_method(r), "HEAD");
+	while (evfcgi_param_next(r, &i, &name, &value))
+		k++;
+	ck_assert_uint_eq(k, 6);
+	req_free(r);
+}
+END_TEST
+
 static int	 freed;
 
 static void
@@ -949,9 +976,9 @@ request_suite(void)
 
 	suite_add_case(s, "core", setup, teardown, 0, lifecycle_to_done, cgi_view,
 	    steps_refused, second_header_refused, engine_answers, producer,
-	    header_lines_many, request_view, write_ref_free, status_texts,
-	    bodyless_statuses, one_content_type, declared_length_kept,
-	    producer_bounded, NULL);
+	    header_lines_many, request_view, param_twice_last, write_ref_free,
+	    status_texts, bodyless_statuses, one_content_type,
+	    declared_length_kept, producer_bounded, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0, params_over_limit,
 	    body_length_checks, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0, malformed_pairs,

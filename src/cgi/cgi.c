@@ -177,10 +177,10 @@ cgi_script(struct evfcgi_req *req)
 	const char	*f, *root, *name;
 	char		*s;
 
-	if ((f = cgi_req_param(req, "SCRIPT_FILENAME")) != NULL && *f != '\0')
+	if ((f = evfcgi_param(req, "SCRIPT_FILENAME")) != NULL && *f != '\0')
 		return strdup(f);
-	root = cgi_req_param(req, "DOCUMENT_ROOT");
-	name = cgi_req_param(req, "SCRIPT_NAME");
+	root = evfcgi_param(req, "DOCUMENT_ROOT");
+	name = evfcgi_param(req, "SCRIPT_NAME");
 	if (root == NULL || name == NULL || *root == '\0' || *name == '\0')
 		return NULL;
 	if (asprintf(&s, "%s%s", root, name) == -1)

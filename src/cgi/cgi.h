@@ -144,13 +144,6 @@ long	cgi_local_path(const char *loc, size_t len, char *out,
 
 struct evfcgi_req;
 
-/*
- * The last value of the param name in req, or NULL: every value the
- * gateway reads is the last of its name, as the program's environment
- * holds it (cgi_env_build keeps the last too).
- */
-const char	*cgi_req_param(struct evfcgi_req *req, const char *name);
-
 struct cgi_param {
 	const char	*p_name;
 	const char	*p_value;	/* NULL: unset (an override) */

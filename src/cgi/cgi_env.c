@@ -3,8 +3,8 @@
  * server's params, as fcgiwrap passes them, and nothing of the daemon's
  * own but a safe PATH; and its command line (RFC 3875 4.4).  One
  * allocation each: the pointer array, then the strings.  A name given
- * twice is its last value, here and wherever the gateway reads a param
- * (cgi_req_param).
+ * twice is its last value, here as in evfcgi_param(), which the rest of
+ * the gateway reads.
  */
 #include <sys/types.h>
 
@@ -214,16 +214,4 @@ cgi_argv_build(const char *argv0, char *const envp[], int indexed)
 		n = search_words(q, s + a0, argv + 1);
 	argv[n + 1] = NULL;
 	return argv;
-}
-
-const char *
-cgi_req_param(struct evfcgi_req *req, const char *name)
-{
-	const char	*n, *v, *last = NULL;
-	size_t		 i = 0;
-
-	while (evfcgi_param_next(req, &i, &n, &v))
-		if (strcmp(n, name) == 0)
-			last = v;
-	return last;
 }

@@ -87,8 +87,7 @@ int
 cgi_redirect_params(struct cgi_job *job, const char *loc, size_t len,
     const char **why)
 {
-	const char	*root = cgi_req_param(job->j_req,
-	    "DOCUMENT_ROOT");
+	const char	*root = evfcgi_param(job->j_req, "DOCUMENT_ROOT");
 	const char	*q = memchr(loc, '?', len);
 	struct stat	 st;
 	char		*path, *file, *uri, *query, *sname;

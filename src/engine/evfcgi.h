@@ -272,7 +272,12 @@ const struct evfcgi_limits *evfcgi_get_limits(struct evfcgi_server *srv);
  * valid until it ends (see the top of this file).
  */
 
-/* A request parameter, or NULL when the request has none of that name. */
+/*
+ * A request parameter, or NULL when the request has none of that name.
+ * A name given more than once is its last value (a later fastcgi_param
+ * line overrides, as PHP-FPM and the CGI gateway read it); the path,
+ * query and method are taken the same way.
+ */
 const char *evfcgi_param(struct evfcgi_req *req, const char *name);
 
 /*

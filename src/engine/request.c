@@ -738,9 +738,10 @@ evfcgi_param(struct evfcgi_req *r, const char *name)
 {
 	size_t	 i;
 
-	for (i = 0; i < r->r_npv; i++)
-		if (strcmp(r->r_pv[i].p_name, name) == 0)
-			return r->r_pv[i].p_value;
+	/* The last of a name: a later fastcgi_param line means to override. */
+	for (i = r->r_npv; i > 0; i--)
+		if (strcmp(r->r_pv[i - 1].p_name, name) == 0)
+			return r->r_pv[i - 1].p_value;
 	return NULL;
 }
 
