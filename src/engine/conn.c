@@ -1235,7 +1235,11 @@ conn_pump_room(struct conn *c, int needy)
 		if (len >= high ||
 		    (r = conn_producer_next(c, high - len, needy)) == NULL)
 			break;
-		if (budget_full(c->c_env->ce_budget, c->c_holding)) {
+		/* A holder the kernel emptied keeps up with its peer for now:
+		   it refills (at most its share) from the room of the rest,
+		   or fast answers behind small send buffers would wait on the
+		   slow readers' part. */
+		if (budget_full(c->c_env->ce_budget, c->c_holding && len > 0)) {
 			budget_wait(c->c_env->ce_budget, &c->c_wait);
 			break;
 		}
