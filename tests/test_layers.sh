@@ -2,7 +2,8 @@
 # src/ in layers (src/README): scripts/layers passes on the tree's objects
 # and fails, naming the files and the names, on planted objects that break
 # a rule: two files that call each other, a longer circle, a lower folder
-# that calls a higher one, two folders of one rank that call each other.
+# that calls a higher one, two folders of one rank that call each other;
+# a module's two files (conn.c and its part conn_input.c) are one node.
 # And the library is made of the engine alone.
 source "$(dirname "$0")/lib.sh"
 
@@ -102,5 +103,18 @@ plant "$D" cgi/gw 'void mid(void); void gw(void) { mid(); }'
 plant "$D" daemon/top 'void gw(void); void base(void); void top(void) { gw(); base(); }'
 capture sh "$LAYERS" "$D/engine" "$D/cgi" "$D/daemon"
 check "references that point down pass ($OUT)" test "$RC" -eq 0
+
+# A module in two files (scripts/layers' PARTS: conn_input is conn's
+# part) is one node: the two may call each other, and the rest sees one.
+M=$T/module
+plant "$M" engine/conn 'void conn_process_read(void); void conn_fail(void) { } void conn_readcb(void) { conn_process_read(); }'
+plant "$M" engine/conn_input 'void conn_fail(void); void conn_process_read(void) { conn_fail(); }'
+capture sh "$LAYERS" "$M/engine"
+check "a module's two files (conn, conn_input) may call each other ($OUT)" \
+	eval '[ "$RC" -eq 0 ] && grep -q "1 files" <<<"$OUT"'
+plant "$M" engine/low 'void conn_fail(void); void low(void) { conn_fail(); }'
+plant "$M" engine/conn_input 'void conn_fail(void); void low(void); void conn_process_read(void) { conn_fail(); low(); }'
+expect_fail "the module and another file calling each other still fails" \
+	'engine/conn\.o and engine/low\.o reference each other' "$M/engine"
 
 finish

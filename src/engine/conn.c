@@ -601,7 +601,7 @@ conn_readcb(evutil_socket_t fd, short what, void *arg)
 	else if (what & EV_READ)
 		conn_read(c);
 	else
-		c->c_env->ce_process(c);
+		conn_process_input(c);
 	conn_stage_flush(c);
 	conn_leave(c);
 }
@@ -675,7 +675,7 @@ conn_read(struct conn *c)
 		room = sizeof(conn_scratch);
 	n = read(c->c_fd, conn_scratch, room);
 	if (n > 0) {
-		c->c_env->ce_read(c, conn_scratch, (size_t)n);
+		conn_process_read(c, conn_scratch, (size_t)n);
 		return;
 	}
 	if (n == 0)
@@ -1113,7 +1113,7 @@ conn_low_mark(struct conn *c)
 	/* New requests first (they are small), then the producers. */
 	if (c->c_state == CONN_PAUSED) {
 		conn_set_state(c, CONN_READING);
-		c->c_env->ce_process(c);
+		conn_process_input(c);
 	}
 	if (c->c_state != CONN_DEAD && !TAILQ_EMPTY(&c->c_producers)) {
 		conn_producers_wake(c);

@@ -42,10 +42,6 @@ struct conn_env {
 	/* c is closing and is freed right after. */
 	void		(*ce_closed)(void *arg, struct conn *c);
 	void		*ce_arg;
-	/* The input side above conn.c (conn_input.c): acts on the records
-	   in c's input, or in n bytes just read at p. */
-	void		(*ce_process)(struct conn *c);
-	void		(*ce_read)(struct conn *c, const uint8_t *p, size_t n);
 	/* Lent to every request: the same base, limits, counters and input
 	   cap as above, with conn_req_ops. */
 	struct req_env	 ce_req;
@@ -166,8 +162,8 @@ void		 conn_drain_fresh(struct conn *c);
 int		 conn_stalled(const struct conn *c);
 
 /*
- * conn_input.c, the input side of the same connection, above conn.c:
- * conn.c reaches these only through conn_env's ce_process and ce_read.
+ * conn_input.c, the input side of the same connection: with conn.c one
+ * module (scripts/layers counts them as one node), split for length.
  */
 
 /* Parses and acts on the whole records in c's input. */

@@ -2,9 +2,10 @@
  * conn_input.c: the input side of a connection.  Whole records are taken
  * from the connection's input and acted on: requests begun, fed their
  * PARAMS and STDIN, dispatched, aborted; management records answered.
- * It sits above conn.c: it shares struct conn, calls the conn.c functions
- * conn.h lists for it and the request layer below; conn.c reaches it only
- * through conn_env's ce_process and ce_read, which the server sets.
+ * With conn.c it is one module, split for length: the two share struct
+ * conn and call each other's functions that conn.h lists
+ * (scripts/layers takes them as one node); both use the request layer
+ * below.
  */
 #include <sys/types.h>
 

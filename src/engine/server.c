@@ -132,8 +132,6 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		.ce_roles = 1u << EVFCGI_RESPONDER,
 		.ce_closed = server_conn_closed,
 		.ce_arg = srv,
-		.ce_process = conn_process_input,
-		.ce_read = conn_process_read,
 		.ce_req = {
 			.re_base = base,
 			.re_srv = srv,
