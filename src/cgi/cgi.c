@@ -41,12 +41,6 @@ static void	job_lifecb(evutil_socket_t, short, void *);
 static void	cgi_reapcb(evutil_socket_t, short, void *);
 static int	cgi_end_orphans(struct cgi *);
 
-/* What cgi_io.c, below, calls of a job's owner. */
-static const struct cgi_job_ops cgi_job_ops = {
-	cgi_job_fail, cgi_job_done, cgi_job_redirect, cgi_job_clock_pause,
-	cgi_job_clock_resume
-};
-
 void
 cgi_config_default(struct cgi_config *cfg)
 {
@@ -81,7 +75,6 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	cg->cg_ops = &cgi_job_ops;
 	cg->cg_srv = srv;
 	cg->cg_base = base;
 	cg->cg_cfg = *cfg;

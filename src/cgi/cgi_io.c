@@ -6,9 +6,10 @@
  * the connection's output is below its watermark: a slow client leaves
  * the program blocked in its own write().  Output held while the body
  * still comes is charged to the engine's own cap (--max-queued bytes,
- * apart from the connections' output).  (stderr: cgi_child.c.)  Below
- * cgi.c: what it tells the job's owner (the job done, failed, redirected,
- * its clock paused) goes through the struct cgi_job_ops cgi.c hands it.
+ * apart from the connections' output).  (stderr: cgi_child.c.)  With
+ * cgi.c one module, split for length (one node for scripts/layers): it
+ * tells the job's owner there that the job is done, failed, redirected,
+ * or its clock paused.
  */
 #include <sys/types.h>
 
@@ -236,7 +237,7 @@ io_outcb(evutil_socket_t fd, short what, void *arg)
 	}
 	event_del(job->j_outev);
 	/* Resumed by the producer: at once if the connection has room. */
-	job->j_cg->cg_ops->jo_clock_pause(job);
+	cgi_job_clock_pause(job);
 	evfcgi_produce(job->j_req, io_produce, job);
 }
 
@@ -281,7 +282,7 @@ io_head(struct cgi_job *job)
 	if (n == -1) {
 		snprintf(msg, sizeof(msg), "reading its output: %s",
 		    strerror(errno));
-		job->j_cg->cg_ops->jo_fail(job, 502, msg);
+		cgi_job_fail(job, 502, msg);
 		return;
 	}
 	if (n == 0) {
@@ -314,7 +315,7 @@ io_head_parse(struct cgi_job *job)
 	look = have < max + 1 ? have : max + 1;
 	if ((p = (const char *)evbuffer_pullup(job->j_head,
 	    (ssize_t)look)) == NULL && look > 0) {
-		job->j_cg->cg_ops->jo_fail(job, 500, "out of memory");
+		cgi_job_fail(job, 500, "out of memory");
 		return;
 	}
 	end = look == 0 ? 0 : cgi_header_scan(p, look, &job->j_scanpos, &why);
@@ -326,18 +327,18 @@ io_head_parse(struct cgi_job *job)
 			snprintf(msg, sizeof(msg), "%s before a whole header "
 			    "block", have == 0 ? "no output" :
 			    "its output ended");
-		job->j_cg->cg_ops->jo_fail(job, 502, msg);
+		cgi_job_fail(job, 502, msg);
 		return;
 	}
 	if (end == 0)
 		return;
 	if (end == -1 || cgi_header_read(p, (size_t)end, &h, &why) == -1) {
 		snprintf(msg, sizeof(msg), "a bad header: %s", why);
-		job->j_cg->cg_ops->jo_fail(job, 502, msg);
+		cgi_job_fail(job, 502, msg);
 		return;
 	}
 	if (h.h_kind == CGI_LOCAL_REDIRECT) {
-		job->j_cg->cg_ops->jo_redirect(job, h.h_location.f_value,
+		cgi_job_redirect(job, h.h_location.f_value,
 		    h.h_location.f_valuelen);
 		return;
 	}
@@ -348,7 +349,7 @@ io_head_parse(struct cgi_job *job)
 		(void)evfcgi_write_buffer(job->j_req, job->j_head,
 		    evbuffer_get_length(job->j_head));
 	if (job->j_eof)
-		job->j_cg->cg_ops->jo_done(job);
+		cgi_job_done(job);
 	else
 		event_add(job->j_outev, NULL);
 }
@@ -381,7 +382,7 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 		    malloc(f.f_namelen + f.f_valuelen + 2);
 		if (line == NULL) {
 			free(ctype);
-			job->j_cg->cg_ops->jo_fail(job, 500, "out of memory");
+			cgi_job_fail(job, 500, "out of memory");
 			return -1;
 		}
 		memcpy(line, f.f_name, f.f_namelen);
@@ -393,7 +394,7 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 			if (ctype == NULL) {
 				if (line != sbuf)
 					free(line);
-				job->j_cg->cg_ops->jo_fail(job, 500,
+				cgi_job_fail(job, 500,
 				    "out of memory");
 				return -1;
 			}
@@ -406,7 +407,7 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 	if (req_header(job->j_req, h->h_status, reason, ctype,
 	    h->h_clen) == -1) {
 		free(ctype);
-		job->j_cg->cg_ops->jo_fail(job, 502,
+		cgi_job_fail(job, 502,
 		    "its header could not be sent");
 		return -1;
 	}
@@ -428,14 +429,14 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 	char		 msg[96];
 	int		 n;
 
-	job->j_cg->cg_ops->jo_clock_resume(job);
+	cgi_job_clock_resume(job);
 	if (want < IO_READ_MIN)
 		want = IO_READ_MIN;
 	n = io_read(job->j_tmp, job->j_out, want);
 	if (n > 0) {
 		(void)evfcgi_write_buffer(req, job->j_tmp, (size_t)n);
 		/* Until the next call, it waits for room: the client's time. */
-		job->j_cg->cg_ops->jo_clock_pause(job);
+		cgi_job_clock_pause(job);
 		return 0;
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
@@ -444,10 +445,10 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 		return 0;
 	}
 	if (n == 0) {
-		job->j_cg->cg_ops->jo_done(job);
+		cgi_job_done(job);
 		return 0;
 	}
 	snprintf(msg, sizeof(msg), "reading its output: %s", strerror(errno));
-	job->j_cg->cg_ops->jo_fail(job, 502, msg);
+	cgi_job_fail(job, 502, msg);
 	return 0;
 }

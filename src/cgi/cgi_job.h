@@ -37,20 +37,7 @@ struct cgi_job;
 #define CGI_ERR_PACE_BYTES	65536
 #define CGI_ERR_PACE_MS	100
 
-/*
- * What cgi_io.c, below cgi.c, calls of the job's owner: cgi.c's functions
- * of the same names (cgi_job_fail ...), handed in struct cgi.
- */
-struct cgi_job_ops {
-	void	(*jo_fail)(struct cgi_job *, int, const char *);
-	void	(*jo_done)(struct cgi_job *);
-	void	(*jo_redirect)(struct cgi_job *, const char *, size_t);
-	void	(*jo_clock_pause)(struct cgi_job *);
-	void	(*jo_clock_resume)(struct cgi_job *);
-};
-
 struct cgi {
-	const struct cgi_job_ops *cg_ops;	/* cgi.c's, for cgi_io.c */
 	struct evfcgi_server	*cg_srv;
 	struct event_base	*cg_base;
 	struct cgi_config	 cg_cfg;
