@@ -23,8 +23,20 @@
 #include "log.h"
 #include "request.h"
 
-static int	req_decode_params(struct evfcgi_req *, const char **);
-static int	req_cgi_path(struct evfcgi_req *);
+/*
+ * What decoding a request's params or its path came to; each outcome but
+ * PARSE_OK has its own answer in req_params_end().
+ */
+enum req_parse {
+	PARSE_OK,
+	PARSE_NOMEM,		/* out of memory: 503 */
+	PARSE_MALFORMED,	/* a bad name-value pair: the connection ends */
+	PARSE_BAD_ESCAPE,	/* a malformed %-escape or %00 in a path: 400 */
+	PARSE_ABOVE_ROOT	/* the path climbs above the root: 400 */
+};
+
+static enum req_parse req_decode_params(struct evfcgi_req *, const char **);
+static enum req_parse req_cgi_path(struct evfcgi_req *);
 static int	req_cgi_body(struct evfcgi_req *, int);
 static int	req_stream_add(struct evfcgi_req *, const void *, size_t);
 static void	req_engine_end(struct evfcgi_req *, int, const char *,
@@ -280,25 +292,29 @@ req_params_end(struct evfcgi_req *r, const char **why)
 		return 0;
 	}
 	switch (req_decode_params(r, why)) {
-	case -1:
+	case PARSE_MALFORMED:
 		return -1;
-	case 1:
+	case PARSE_NOMEM:
 		req_refuse(r, 503, "out of memory", 0);
 		return 0;
+	default:
+		break;
 	}
 	/* RFC 3875 6.3.3: no body for HEAD, whatever the handler writes. */
 	m = evfcgi_param(r, "REQUEST_METHOD");
 	r->r_nobody = r->r_is_head = m != NULL && strcmp(m, "HEAD") == 0;
 	switch (req_cgi_path(r)) {
-	case -1:
+	case PARSE_NOMEM:
 		req_refuse(r, 503, "out of memory", 0);
 		break;
-	case -2:
+	case PARSE_BAD_ESCAPE:
 		evfcgi_respond_error(r, 400,
 		    "malformed %-escape or %00 in the path");
 		break;
-	case -3:
+	case PARSE_ABOVE_ROOT:
 		evfcgi_respond_error(r, 400, "the path climbs above the root");
+		break;
+	default:
 		break;
 	}
 	return 0;
@@ -374,9 +390,9 @@ req_pct_decode(char *dst, const char *src, size_t len)
 
 /*
  * Decodes the raw PARAMS into NUL-ended names and values, in one block.
- * Returns 0; 1 when out of memory; -1 with *why when a pair is malformed.
+ * Returns PARSE_OK, PARSE_NOMEM, or PARSE_MALFORMED with *why.
  */
-static int
+static enum req_parse
 req_decode_params(struct evfcgi_req *r, const char **why)
 {
 	struct fcgi_nv	 nv;
@@ -390,7 +406,7 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 	for (off = 0, n = 0; off < len; off += (size_t)used, n++) {
 		if ((used = fcgi_nv_parse(p + off, len - off, &nv)) <= 0) {
 			*why = "malformed name-value pair in PARAMS";
-			return -1;
+			return PARSE_MALFORMED;
 		}
 		memlen += nv.name_len + nv.value_len + 2;
 	}
@@ -398,11 +414,11 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 		free(r->r_pv);
 		r->r_pvcap = 0;
 		if ((r->r_pv = calloc(n + 1, sizeof(*r->r_pv))) == NULL)
-			return 1;
+			return PARSE_NOMEM;
 		r->r_pvcap = n + 1;
 	}
 	if (req_buf_reserve(&r->r_mem, memlen + 1) == -1)
-		return 1;
+		return PARSE_NOMEM;
 	mem = r->r_mem.b_p;
 	for (off = 0; off < len; off += (size_t)used) {
 		used = fcgi_nv_parse(p + off, len - off, &nv);
@@ -416,17 +432,17 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 		*mem++ = '\0';
 	}
 	r->r_raw.b_len = 0;
-	return 0;
+	return PARSE_OK;
 }
 
 /*
  * The path routes match: REQUEST_URI up to '?', percent-decoded, else
  * SCRIPT_NAME followed by PATH_INFO (decoded by the web server, RFC 3875
  * 4.1.5, 4.1.13); then cleaned as nginx cleans it (req_path_clean()).
- * Returns 0, -1 when out of memory, -2 for a malformed escape or %00, or
- * -3 for a path that climbs above the root.
+ * Returns PARSE_OK, PARSE_NOMEM, PARSE_BAD_ESCAPE (a malformed escape or
+ * %00) or PARSE_ABOVE_ROOT.
  */
-static int
+static enum req_parse
 req_cgi_path(struct evfcgi_req *r)
 {
 	const char	*uri, *q, *sn = "", *pi = "";
@@ -438,11 +454,12 @@ req_cgi_path(struct evfcgi_req *r)
 		a = q != NULL ? (size_t)(q - uri) : strlen(uri);
 		if (memchr(uri, '%', a) != NULL) {
 			if (req_buf_reserve(&r->r_pathbuf, a + 1) == -1)
-				return -1;
+				return PARSE_NOMEM;
 			if (req_pct_decode(r->r_pathbuf.b_p, uri, a) == -1)
-				return -2;
+				return PARSE_BAD_ESCAPE;
 			r->r_path = r->r_pathbuf.b_p;
-			return req_path_clean(r->r_pathbuf.b_p) == -1 ? -3 : 0;
+			return req_path_clean(r->r_pathbuf.b_p) == -1 ?
+			    PARSE_ABOVE_ROOT : PARSE_OK;
 		}
 	} else {
 		if ((sn = evfcgi_param(r, "SCRIPT_NAME")) == NULL)
@@ -453,12 +470,13 @@ req_cgi_path(struct evfcgi_req *r)
 		b = strlen(pi);
 	}
 	if (req_buf_reserve(&r->r_pathbuf, a + b + 1) == -1)
-		return -1;
+		return PARSE_NOMEM;
 	memcpy(r->r_pathbuf.b_p, sn, a);
 	memcpy(r->r_pathbuf.b_p + a, pi, b);
 	r->r_pathbuf.b_p[a + b] = '\0';
 	r->r_path = r->r_pathbuf.b_p;
-	return req_path_clean(r->r_pathbuf.b_p) == -1 ? -3 : 0;
+	return req_path_clean(r->r_pathbuf.b_p) == -1 ? PARSE_ABOVE_ROOT :
+	    PARSE_OK;
 }
 
 int
