@@ -74,7 +74,6 @@ TAILQ_HEAD(req_list, evfcgi_req);
 
 struct conn {
 	const struct conn_env	*c_env;
-	int			 c_fd;
 	struct evbuffer		*c_in;		/* unread input, or NULL */
 	struct evbuffer		*c_out;
 	struct event		 c_rev;		/* readable (while reading) */
@@ -87,18 +86,6 @@ struct conn {
 						   the kernel refused bytes */
 	unsigned		 c_flush_due:1;	/* c_wev made active */
 	unsigned		 c_staging:1;	/* has the stage (conn_readcb) */
-	enum conn_state		 c_state;
-	struct req_link		 c_link;	/* lent to its requests */
-	struct reqtab		 c_tab;		/* requests in flight, by id */
-	struct req_list		 c_reqs;	/* the same, in BEGIN order */
-	struct req_list		 c_params;	/* those in PARAMS, in order */
-	uint32_t		 c_nparams;
-	uint32_t		 c_nhandler;	/* those the application has */
-	struct evfcgi_req	*c_kicked;	/* streamed bodies to look at
-						   next turn (r_kick_next) */
-	struct req_list		 c_producers;	/* round-robin order */
-	struct budget_waiter	 c_wait;	/* held by the global cap */
-	uint64_t		 c_begun;	/* requests let in (not refused) */
 	unsigned		 c_close_after:1; /* close when no request left */
 	unsigned		 c_first_due:1;	/* ... not before a BEGIN_REQUEST
 						   or the end of input */
@@ -113,14 +100,28 @@ struct conn {
 	unsigned		 c_idle_lazy:1;	/* c_timer pending for an idle
 						   deadline at or before the
 						   real one (checked on fire) */
+	/* Bit-fields, and c_fd beside them: an idle connection's size. */
+	enum conn_state		 c_state:3;
+	enum conn_timer		 c_timer_kind:3;
+	int			 c_fd;
+	struct req_link		 c_link;	/* lent to its requests */
+	struct reqtab		 c_tab;		/* requests in flight, by id */
+	struct req_list		 c_reqs;	/* the same, in BEGIN order */
+	struct req_list		 c_params;	/* those in PARAMS, in order */
+	uint32_t		 c_nparams;
+	uint32_t		 c_nhandler;	/* those the application has */
+	struct evfcgi_req	*c_kicked;	/* streamed bodies to look at
+						   next turn (r_kick_next) */
+	struct req_list		 c_producers;	/* round-robin order */
+	struct budget_waiter	 c_wait;	/* held by the global cap */
+	uint64_t		 c_begun;	/* requests let in (not refused) */
 	int			 c_outq;	/* kernel send queue seen then */
+	int			 c_in_cb;	/* inside one of our callbacks */
 	size_t			 c_allow;	/* its high mark at most: grows
 						   as it drains (conn_high) */
 	struct timeval		 c_partial_since; /* its first byte came */
 	struct timeval		 c_idle_from;	/* the idle countdown began */
 	struct timeval		 c_held_since;
-	int			 c_in_cb;	/* inside one of our callbacks */
-	enum conn_timer		 c_timer_kind;
 	struct event		 c_timer;
 	struct event		*c_pwake;	/* idle producers, next turn:
 						   made when first needed */
