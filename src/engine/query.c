@@ -82,6 +82,7 @@ query_decode(struct evfcgi_req *r)
 		pv[r->r_nq].p_name = mem;
 		if ((n = form_decode(mem, q, (size_t)(eq - q))) == -1)
 			goto bad;
+		pv[r->r_nq].p_nlen = (size_t)n;
 		mem += n + 1;
 		pv[r->r_nq].p_value = mem;
 		if ((n = form_decode(mem, eq == amp ? eq : eq + 1,

@@ -302,7 +302,8 @@ req_params_end(struct evfcgi_req *r, const char **why)
 	}
 	/* RFC 3875 6.3.3: no body for HEAD, whatever the handler writes. */
 	m = evfcgi_param(r, "REQUEST_METHOD");
-	r->r_nobody = r->r_is_head = m != NULL && strcmp(m, "HEAD") == 0;
+	r->r_method = m != NULL ? m : "";
+	r->r_nobody = r->r_is_head = strcmp(r->r_method, "HEAD") == 0;
 	switch (req_cgi_path(r)) {
 	case PARSE_NOMEM:
 		req_refuse(r, 503, "out of memory", 0);
@@ -423,6 +424,7 @@ req_decode_params(struct evfcgi_req *r, const char **why)
 	for (off = 0; off < len; off += (size_t)used) {
 		used = fcgi_nv_parse(p + off, len - off, &nv);
 		r->r_pv[r->r_npv].p_name = mem;
+		r->r_pv[r->r_npv].p_nlen = nv.name_len;
 		memcpy(mem, nv.name, nv.name_len);
 		mem += nv.name_len;
 		*mem++ = '\0';
@@ -754,12 +756,18 @@ req_produce(struct evfcgi_req *r, size_t room)
 const char *
 evfcgi_param(struct evfcgi_req *r, const char *name)
 {
-	size_t	 i;
+	const struct param	*p;
+	size_t			 len = strlen(name);
 
-	/* The last of a name: a later fastcgi_param line means to override. */
-	for (i = r->r_npv; i > 0; i--)
-		if (strcmp(r->r_pv[i - 1].p_name, name) == 0)
-			return r->r_pv[i - 1].p_value;
+	/*
+	 * The last of a name: a later fastcgi_param line means to override.
+	 * Every pair is looked at, so lengths are compared first.
+	 */
+	for (p = r->r_pv + r->r_npv; p > r->r_pv; ) {
+		p--;
+		if (p->p_nlen == len && memcmp(p->p_name, name, len) == 0)
+			return p->p_value;
+	}
 	return NULL;
 }
 
@@ -778,9 +786,7 @@ evfcgi_param_next(struct evfcgi_req *r, size_t *i, const char **name,
 const char *
 evfcgi_method(struct evfcgi_req *r)
 {
-	const char	*m = evfcgi_param(r, "REQUEST_METHOD");
-
-	return m != NULL ? m : "";
+	return r->r_method != NULL ? r->r_method : "";
 }
 
 int

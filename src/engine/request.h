@@ -118,6 +118,7 @@ struct req_link {
 struct param {
 	const char	*p_name;
 	const char	*p_value;
+	size_t		 p_nlen;	/* strlen(p_name): compared first */
 };
 
 struct evfcgi_req {
@@ -129,6 +130,8 @@ struct evfcgi_req {
 	enum req_hdr		 r_hdr;
 	int			 r_nobody;	/* HEAD: body writes dropped */
 	int			 r_is_head;	/* REQUEST_METHOD HEAD */
+	const char		*r_method;	/* REQUEST_METHOD, once the
+							   params are decoded */
 	struct timeval		 r_wait_from;	/* its PARAMS awaited since:
 						   BEGIN_REQUEST read, or
 						   later (conn_params_clock) */
