@@ -94,6 +94,12 @@ check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay \
 		tests/bin/bad_producer tests/bin/export_app
 	env -u MAKEFLAGS -u MFLAGS bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
+# The shell tests that belong to the lab ("# check: lab": shaped links,
+# minutes each), by the same runner; make check leaves them out.
+check-lab: deps all
+	env -u MAKEFLAGS -u MFLAGS bash tests/run-tests \
+		$$(grep -l '^# check: lab' tests/test_*.sh)
+
 # The Check suites alone, no processes started: debian/rules runs them.
 check-unit: $(CHECKS)
 	for t in $(CHECKS); do CK_FORK=yes $$t || exit 1; done
@@ -440,5 +446,5 @@ fuzz: fuzz/fuzz_conn
 	mkdir -p fuzz/found
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 
-.PHONY: all deps check check-unit valgrind bench experiment experiment-links hosts soak demo fuzz install \
+.PHONY: all deps check check-lab check-unit valgrind bench experiment experiment-links hosts soak demo fuzz install \
 	uninstall clean distclean

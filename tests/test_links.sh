@@ -1,5 +1,6 @@
 #!/bin/bash
 # check: alone (its verdict is a ratio of fetch rates)
+# check: lab (make check-lab: about 2 minutes of shaped links)
 # tools/slow-client-experiment --links, reduced to two cells over
 # kernel-shaped links (tools/netlab.sh): ten slow clients on modem links
 # (33.6 kbit/s each, their own address and HTB class) beside the fast
