@@ -3,7 +3,10 @@
 # gitweb, git clone over smart HTTP (git-http-backend) and PHP (php-cgi),
 # each behind the real nginx with Debian's stock files as nginx-common
 # installs them (fastcgi_params, then fastcgi.conf in its place) and the
-# location block each project's documentation gives, copied as written;
+# location block each project's documentation gives, copied as written
+# (PHP's manual; cgitrc(5), gitweb(1) and git-http-backend(1) give none
+# for nginx, so the Arch Linux wiki's, which users copy: written from
+# those pages' text, not fetched here, since this machine has no web);
 # only the socket, the paths of this test's repositories and the config
 # files' names are changed (marked "# here:").  And git-http-backend(1)'s
 # lighttpd recipe.  These blocks set after the include what the stock
