@@ -40,6 +40,15 @@ class Proc(unittest.TestCase):
         self.assertAlmostEqual(sampler.stolen_since((100, 10), (200, 15)), 5.0)
         self.assertEqual(sampler.stolen_since((100, 10), (100, 10)), 0.0)
 
+    def test_cpu_sums_for_the_shell_tools(self):
+        p = self.put("stat", "cpu  1 2 3 40 5 6 7 8 0 0\n")
+        self.assertEqual(sampler.cpu_sums(["idle+iowait", "steal", "total"], p),
+                         [45, 8, 72])
+        self.assertEqual(sampler.cpu_sums(["user+nice", "system+irq", "softirq"], p),
+                         [3, 9, 7])
+        self.assertEqual(sampler.main(["sampler.py", "cpu", "bogus"]), 2)
+        self.assertEqual(sampler.main(["sampler.py"]), 2)
+
 
 def fake_status(body):
     """A one-shot FastCGI peer answering body; returns its address."""

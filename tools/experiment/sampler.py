@@ -8,6 +8,7 @@ falls on neither stack's timed load."""
 import re
 import socket
 import struct
+import sys
 
 FCGI_VERSION, BEGIN, PARAMS, STDIN, STDOUT, END = 1, 1, 4, 5, 6, 3
 
@@ -39,15 +40,36 @@ def tcp_mem_pages(path="/proc/net/sockstat"):
     return 0
 
 
-def cpu_ticks(path="/proc/stat"):
-    """(total, steal): the machine's processor ticks so far, all of them
-    (user to steal) and those stolen by the host it runs on."""
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq",
+              "steal")
+
+
+def cpu_fields(path="/proc/stat"):
+    """The machine's processor ticks so far by kind (CPU_FIELDS), and
+    "total", all of them (user to steal): /proc/stat's first line."""
     with open(path) as f:
         for line in f:
             if line.startswith("cpu "):
                 v = [int(x) for x in line.split()[1:9]]
-                return sum(v), v[7]
-    return 0, 0
+                v += [0] * (len(CPU_FIELDS) - len(v))
+                d = dict(zip(CPU_FIELDS, v))
+                d["total"] = sum(v)
+                return d
+    return dict.fromkeys(CPU_FIELDS + ("total",), 0)
+
+
+def cpu_ticks(path="/proc/stat"):
+    """(total, steal): all the processor ticks so far and those stolen
+    by the host it runs on."""
+    d = cpu_fields(path)
+    return d["total"], d["steal"]
+
+
+def cpu_sums(sums, path="/proc/stat"):
+    """Each of sums ("idle+iowait", "steal", "total" ...) added up from
+    one reading of cpu_fields."""
+    d = cpu_fields(path)
+    return [sum(d[k] for k in s.split("+")) for s in sums]
 
 
 def stolen_since(t0, t1):
@@ -137,3 +159,21 @@ class Sampler:
 
     def queued_text(self):
         return "-" if not self.queued or self.q is None else str(self.q)
+
+
+def main(argv):
+    """sampler.py cpu SUM...: one line of processor ticks for the shell
+    tools (tests/run-tests, tools/many-slow-clients), each SUM a "+" of
+    CPU_FIELDS or "total", so that /proc/stat has one reader."""
+    kinds = CPU_FIELDS + ("total",)
+    if len(argv) < 3 or argv[1] != "cpu" or any(
+            k not in kinds for s in argv[2:] for k in s.split("+")):
+        sys.stderr.write("usage: sampler.py cpu SUM... (SUM: fields of %s joined by +)\n"
+                         % " ".join(kinds))
+        return 2
+    print(" ".join(str(n) for n in cpu_sums(argv[2:])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
