@@ -17,17 +17,7 @@ import struct
 import sys
 import time
 
-
-def record(kind, rid, content=b''):
-    pad = -len(content) % 8
-    return struct.pack('>BBHHBx', 1, kind, rid, len(content), pad) + \
-        content + bytes(pad)
-
-
-def nv(name, value):
-    def length(n):
-        return bytes([n]) if n < 128 else struct.pack('>I', n | 0x80000000)
-    return length(len(name)) + length(len(value)) + name + value
+from fcgi_wire import nv, record
 
 
 def request(path):
