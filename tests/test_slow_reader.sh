@@ -10,7 +10,7 @@
 # touches no new memory (minor page faults per request stay near 0).  And
 # --sndbuf: the kernel's send buffer towards a slow reader stays at 128 KiB
 # by default (64k, doubled by the kernel); --sndbuf 0 lets it autotune to
-# megabytes.
+# megabytes; on a unix socket it is a quarter of --sndbuf.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
 FCGI_LOAD=$TOP/tools/fcgi_load
@@ -100,4 +100,22 @@ check "by default the slow reader's send buffer is 128 KiB ($tb_default)" \
 	test "${tb_default:-0}" -eq 131072
 check "with --sndbuf 0 (autotuned) it grew beyond that ($tb_auto)" test "${tb_auto:-0}" -gt 131072
 kill "${readers[@]}" 2>/dev/null
+
+# On a unix socket (nginx.conf.example's upstream) nothing waits for an
+# acknowledgement: the send buffer holds what the front end has not read,
+# and evfcgid sets a quarter of --sndbuf there (16k, doubled: 32 KiB).
+sock=$T/evfcgid.sock
+spawn "$EVFCGID" --listen "unix:$sock" 2>"$T/evfcgid.unix.log"
+wait_until 5 test -S "$sock"
+spawn "$FCGI_LOAD" -c 1 -n 1 --rcvbuf 512 --read-size 512 --pause 200 \
+	--timeout 30 "unix:$sock" "/size?8388608"
+reader=$SPAWNED
+# tb: the send buffer of evfcgid's end, the one ss names by the path.
+unix_tb() { ss -xmnH | awk -v p="$sock" '$0 ~ p && /skmem/ { sub(/.*,tb/, ""); sub(/,.*/, ""); print; exit }'; }
+wait_until 5 eval 'test -n "$(unix_tb)"'
+tb_unix=$(unix_tb)
+echo "# unix socket: evfcgid's send buffer towards a slow reader is $tb_unix bytes"
+check "on a unix socket the send buffer is a quarter of --sndbuf, doubled: 32 KiB ($tb_unix)" \
+	test "${tb_unix:-0}" -eq 32768
+kill "$reader" 2>/dev/null
 finish

@@ -231,9 +231,10 @@ usage_limits(FILE *f)
 "                            Behind a front end, progress shows only in\n"
 "                            steps of its buffers: minutes at 512 B/s\n"
 "      --drain-timeout S     after SIGTERM/SIGINT, time to finish (%d)\n"
-"      --sndbuf BYTES        SO_SNDBUF of each connection (capped at\n"
+"      --sndbuf BYTES        SO_SNDBUF of each TCP connection (capped at\n"
 "                            net.core.wmem_max, then doubled by the\n"
-"                            kernel); 0 = autotuned up to tcp_wmem's max,\n"
+"                            kernel), a quarter of it on a unix socket;\n"
+"                            0 = autotuned up to tcp_wmem's max,\n"
 "                            megabytes per slow reader (%zu)\n"
 "\n",
 	    d.max_conns, d.max_reqs, d.max_conn_requests, d.max_params,

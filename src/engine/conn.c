@@ -155,8 +155,17 @@ conn_sockopts(struct conn *c, int fd)
 {
 	int	 one = 1, sb = (int)c->c_env->ce_lim->sndbuf;
 
-	/* Answers are small writes on kept connections: never wait for Nagle. */
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/*
+	 * Answers are small writes on kept connections: never wait for
+	 * Nagle.  It fails on a unix socket (EOPNOTSUPP), which has no
+	 * acknowledgements to wait for: there the bytes the peer has not
+	 * read yet are all the send buffer holds, and a quarter of the TCP
+	 * size (16 KiB by default) feeds a reader of 32 KiB at a time
+	 * (nginx's fastcgi_buffer_size in the example) while a slow
+	 * client's bytes wait in the daemon's share, not the kernel.
+	 */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
+		sb /= 4;
 	/*
 	 * Without a cap the kernel grows the send buffer of a socket its
 	 * reader drains slowly up to tcp_wmem's max: megabytes per slow
