@@ -7,6 +7,7 @@
  * stage, after any part of them was written, and when the stage fills.
  */
 #include <check.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -375,6 +376,49 @@ START_TEST(staged_as_queued)
 }
 END_TEST
 
+/*
+ * What a slow reader's queued output costs in the heap: 16 KiB copies (the
+ * demo's /stream chunk) queued and read in part, as a socket takes them,
+ * down to about a share (24 KiB), straight and spilled from a stage.
+ * libevent packed the copies into chains of 32 KiB (a power of two over a
+ * copy and the chain's header), and the 24 KiB left spanned two of them.
+ * Now each copy takes its own size and about a KiB besides.
+ */
+static void
+slow_queue(int staged, size_t len)
+{
+	const uint8_t	*body = src(len);
+	struct evbuffer	*q = evbuffer_new();
+	size_t		 before, heap, left, i;
+
+	before = mallinfo2().uordblks;
+	for (i = 0; i < 40; i++) {
+		if (staged)
+			fcgi_out_stage(to(q), &stage, 1 << 20);
+		else
+			to(q);
+		ck_assert_int_eq(fcgi_out_stdout_copy(&fo, 1, body, len), 0);
+		ck_assert_int_eq(fcgi_out_spill(&fo, 0), 0);
+		left = evbuffer_get_length(q);
+		if (left > 24 * 1024)
+			ck_assert_int_eq(evbuffer_drain(q, left - 24 * 1024 +
+			    i * 97 % 4096), 0);
+	}
+	left = evbuffer_get_length(q);
+	heap = mallinfo2().uordblks - before;
+	ck_assert_msg(heap <= left + len + 4096,
+	    "%s copies of %zu B, %zu B left queued, took %zu B of heap",
+	    staged ? "staged" : "direct", len, left, heap);
+	evbuffer_free(q);
+}
+
+START_TEST(copies_cost_their_size)
+{
+	slow_queue(0, 16384);
+	slow_queue(1, 12000);
+}
+END_TEST
+
 /* A /hello's records, copied one after another, are one extent. */
 START_TEST(copies_are_one_extent)
 {
@@ -532,7 +576,7 @@ out_suite(void)
 	    record_empty_and_largest, stream_by_copy,
 	    stream_by_reference_is_not_copied, stream_by_move, finish_and_end,
 	    unknown_type, staged_as_queued, copies_are_one_extent,
-	    staged_reference_is_not_copied, NULL);
+	    staged_reference_is_not_copied, copies_cost_their_size, NULL);
 	suite_add_case(s, "partial", NULL, NULL, 0, stream_every_boundary,
 	    spill_after_a_partial_write, full_stage_spills_in_order, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, move_more_than_there_is,

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -26,6 +27,16 @@ enum how {
  */
 #define OUT_WHOLE_MAX	4096
 
+/*
+ * A copy at least this long goes into a block of its own size, added by
+ * reference (out_block, queue_copy).  libevent packs copies into chains
+ * of a power of two over the data and its header: 32 KiB for a 16 KiB
+ * copy, and a slow reader's queue of a share of 23 KiB spanned two of
+ * them, 64 KiB of heap.  In blocks of the copies' size it spans what the
+ * copies take (and a 1 KiB chain each that refers to them).
+ */
+#define OUT_BLOCK_MIN	2048
+
 static int	out_stream(struct fcgi_out *, uint16_t, enum how,
 		    const uint8_t *, struct evbuffer *, size_t);
 static int	out_whole(struct fcgi_out *, uint8_t, uint16_t, const void *,
@@ -36,6 +47,9 @@ static uint8_t	*out_reserve(struct fcgi_out *, size_t,
 		    struct evbuffer_iovec *);
 static int	out_commit(struct fcgi_out *, size_t, struct evbuffer_iovec *);
 static int	queue_small(struct evbuffer *, const void *, size_t);
+static int	queue_copy(struct evbuffer *, const void *, size_t);
+static int	out_block(struct fcgi_out *, uint8_t, uint16_t, const void *,
+		    size_t);
 static int	stage_copied(const struct fcgi_stage *, const void *);
 static struct iovec *stage_copy_tail(struct fcgi_stage *);
 
@@ -72,7 +86,7 @@ fcgi_out_spill(struct fcgi_out *o, size_t skip)
 		n -= skip;
 		skip = 0;
 		if (stage_copied(st, p))
-			rc = queue_small(o->fo_queue, p, n);
+			rc = queue_copy(o->fo_queue, p, n);
 		else
 			rc = evbuffer_add_reference(o->fo_queue, p, n, NULL,
 			    NULL);
@@ -174,7 +188,7 @@ out_copy(struct fcgi_out *o, const void *p, size_t len)
 	}
 	if (fcgi_out_spill(o, 0) == -1)
 		return -1;
-	return evbuffer_add(o->fo_queue, p, len);
+	return queue_copy(o->fo_queue, p, len);
 }
 
 /* len bytes by reference: an extent of the stage, else a queue chain. */
@@ -214,6 +228,32 @@ queue_small(struct evbuffer *q, const void *p, size_t len)
 	return evbuffer_commit_space(q, &v, 1);
 }
 
+static void
+block_free(const void *data, size_t len, void *block)
+{
+	(void)data;
+	(void)len;
+	free(block);
+}
+
+/* A copy of len bytes onto q, in a block of its size if it is large. */
+static int
+queue_copy(struct evbuffer *q, const void *p, size_t len)
+{
+	void	*block;
+
+	if (len < OUT_BLOCK_MIN)
+		return queue_small(q, p, len);
+	if ((block = malloc(len)) == NULL)
+		return -1;
+	memcpy(block, p, len);
+	if (evbuffer_add_reference(q, block, len, block_free, block) == -1) {
+		free(block);
+		return -1;
+	}
+	return 0;
+}
+
 int
 fcgi_out_small(struct fcgi_out *o, const void *p, size_t len)
 {
@@ -247,6 +287,30 @@ out_whole(struct fcgi_out *o, uint8_t type, uint16_t id, const void *data,
 	return out_commit(o, total, &v);
 }
 
+/*
+ * One record copied whole, header, content and padding, into a block of
+ * its size on the queue (what is staged goes first).
+ */
+static int
+out_block(struct fcgi_out *o, uint8_t type, uint16_t id, const void *data,
+    size_t len)
+{
+	uint8_t	 pad = fcgi_padding(len), *b;
+	size_t	 total = FCGI_HEADER_LEN + len + pad;
+
+	if (fcgi_out_spill(o, 0) == -1 || (b = malloc(total)) == NULL)
+		return -1;
+	fcgi_header_encode(b, type, id, (uint16_t)len, pad);
+	memcpy(b + FCGI_HEADER_LEN, data, len);
+	memset(b + FCGI_HEADER_LEN + len, 0, pad);
+	if (evbuffer_add_reference(o->fo_queue, b, total, block_free, b) ==
+	    -1) {
+		free(b);
+		return -1;
+	}
+	return 0;
+}
+
 int
 fcgi_out_record(struct fcgi_out *o, uint8_t type, uint16_t id,
     const void *data, size_t len)
@@ -258,6 +322,8 @@ fcgi_out_record(struct fcgi_out *o, uint8_t type, uint16_t id,
 		return -1;
 	if (len <= OUT_WHOLE_MAX)
 		return out_whole(o, type, id, data, len);
+	if (o->fo_stage == NULL)
+		return out_block(o, type, id, data, len);
 	fcgi_header_encode(hdr, type, id, (uint16_t)len, pad);
 	if (fcgi_out_small(o, hdr, sizeof(hdr)) == -1 ||
 	    out_copy(o, data, len) == -1 ||
@@ -285,6 +351,8 @@ out_stream(struct fcgi_out *o, uint16_t id, enum how how, const uint8_t *p,
 		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
 		if (how == HOW_COPY && n <= OUT_WHOLE_MAX)
 			rc = out_whole(o, FCGI_STDOUT, id, p, n);
+		else if (how == HOW_COPY && o->fo_stage == NULL)
+			rc = out_block(o, FCGI_STDOUT, id, p, n);
 		else {
 			pad = fcgi_padding(n);
 			fcgi_header_encode(hdr, FCGI_STDOUT, id, (uint16_t)n,
