@@ -103,7 +103,7 @@ fe_rewrite() {
 # comma-separated address in BACKENDS.  Variants:
 #   buffered     fastcgi_buffering on (nginx's default: spools to temp files)
 #   notemp       fastcgi_buffering on with fastcgi_max_temp_file_size 0
-#   nosndbuf     no sndbuf=64k on the listen line (the kernel autotunes)
+#   nosndbuf     no sndbuf=16k on the listen line (the kernel autotunes)
 #   workers=N    worker_processes N instead of auto
 #   keepalive=N  upstream keepalive N (0 removes it: a connection per request)
 #   send_timeout=T  nginx send_timeout T (e.g. 3s) instead of the example's
@@ -115,7 +115,7 @@ fe_rewrite() {
 # Returns non-zero, saying why, on an unknown variant or a changed example.
 nginx_conf() {
 	local dir=$1 port=$2 backends=$3 v b rules params
-	local buffering="fastcgi_buffering off;" listen="sndbuf=64k" workers="" keepalive="" list
+	local buffering="fastcgi_buffering off;" listen="sndbuf=16k" workers="" keepalive="" list
 	local send_timeout="" errlog=warn script="" bind=127.0.0.1
 	shift 3
 	for v in "$@"; do
@@ -135,7 +135,7 @@ nginx_conf() {
 	mkdir -p "$dir"/client_body "$dir"/proxy "$dir"/fastcgi "$dir"/uwsgi "$dir"/scgi || return 1
 	local servers="" top="daemon off;"
 	# Each backend gets the example's own server parameters.
-	params=$(sed -n 's/^[[:space:]]*server 127\.0\.0\.1:9000\([^;]*\);.*/\1/p' "$NGINX_EXAMPLE")
+	params=$(sed -n 's|^[[:space:]]*server unix:/run/evfcgid\.sock\([^;]*\);.*|\1|p' "$NGINX_EXAMPLE")
 	IFS=, read -ra list <<<"$backends"
 	for b in "${list[@]}"; do
 		servers+="${servers:+\\n}server $b$params;"
@@ -145,12 +145,12 @@ nginx_conf() {
 	temps+="\\nfastcgi_temp_path $dir/fastcgi;\\nuwsgi_temp_path $dir/uwsgi;\\nscgi_temp_path $dir/scgi;"
 	rules=$dir/nginx.rules
 	{
-		printf '%s\t%s\n' "#user www-data;" "$top"
+		printf '%s\t%s\n' "user www-data;" "$top"
 		printf '%s\t%s\n' "pid /run/nginx-evfcgid.pid;" "pid $dir/nginx.pid;"
 		printf '%s\t%s\n' "error_log /var/log/nginx/evfcgid.error.log" "error_log $dir/error.log $errlog;"
 		printf '%s\t%s\n' "access_log /var/log/nginx/evfcgid.access.log;" "access_log $dir/access.log;\\n$temps"
-		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=64k;" "listen $bind:$port${listen:+ $listen};"
-		printf '%s\t%s\n' "server 127.0.0.1:9000" "$servers"
+		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=16k;" "listen $bind:$port${listen:+ $listen};"
+		printf '%s\t%s\n' "server unix:/run/evfcgid.sock" "$servers"
 		printf '%s\t%s\n' "fastcgi_buffering off;" "$buffering"
 		[ -n "$script" ] && printf '%s\t%s\n' "fastcgi_param SCRIPT_NAME " \
 			"fastcgi_param SCRIPT_NAME       \$fastcgi_script_name;\\nfastcgi_param SCRIPT_FILENAME   $script;"
@@ -305,8 +305,8 @@ start_nginx() {
 
 # lighttpd_conf DIR PORT BACKEND [VARIANT...]: writes DIR/lighttpd.conf,
 # the example listening on 127.0.0.1:PORT with pid, logs, upload dir and
-# document root in DIR.  BACKEND is one address (HOST:PORT, [V6]:PORT,
-# unix:/path: the example's first way), or "spawn:COMMAND [ARGS]": the
+# document root in DIR.  BACKEND is one address (unix:/path: the example's
+# first way; HOST:PORT, [V6]:PORT: its TCP way), or "spawn:COMMAND [ARGS]": the
 # second way, lighttpd starts COMMAND itself by bin-path with a listening
 # unix socket (DIR/backend.sock-0) on its fd 0.  Variants:
 #   stream=N     server.stream-response-body N instead of 2 (0, 1: buffer all)
@@ -340,22 +340,25 @@ lighttpd_conf() {
 		spawn:*)
 			printf '%s\t%s\n' '"socket" => "/run/lighttpd/evfcgid.sock",' "\"socket\" => \"$dir/backend.sock\","
 			printf '%s\t%s\n' '"bin-path" => "/usr/local/sbin/evfcgid",' "\"bin-path\" => \"${backend#spawn:}\","
-			printf '%s\t%s\n' 'fastcgi.server = ( "/" => ( var.evfcgid_tcp ) )' \
+			printf '%s\t%s\n' 'fastcgi.server = ( "/" => ( var.evfcgid_local ) )' \
 			    'fastcgi.server = ( "/" => ( var.evfcgid_spawn ) )'
 			;;
 		unix:*)
-			printf '%s\t%s\n' '"host" => "127.0.0.1",' "\"socket\" => \"${backend#unix:}\","
-			printf '%s\t%s\n' '"port" => 9000,' ""
+			printf '%s\t%s\n' '"socket" => "/run/evfcgid.sock",' "\"socket\" => \"${backend#unix:}\","
 			;;
 		\[*\]:*)
 			local h=${backend%:*}
 			h=${h#\[}
 			printf '%s\t%s\n' '"host" => "127.0.0.1",' "\"host\" => \"${h%]}\","
 			printf '%s\t%s\n' '"port" => 9000,' "\"port\" => ${backend##*:},"
+			printf '%s\t%s\n' 'fastcgi.server = ( "/" => ( var.evfcgid_local ) )' \
+			    'fastcgi.server = ( "/" => ( var.evfcgid_tcp ) )'
 			;;
 		*:*)
 			printf '%s\t%s\n' '"host" => "127.0.0.1",' "\"host\" => \"${backend%:*}\","
 			printf '%s\t%s\n' '"port" => 9000,' "\"port\" => ${backend##*:},"
+			printf '%s\t%s\n' 'fastcgi.server = ( "/" => ( var.evfcgid_local ) )' \
+			    'fastcgi.server = ( "/" => ( var.evfcgid_tcp ) )'
 			;;
 		*) echo "lighttpd_conf: bad backend '$backend'" >&2; return 2 ;;
 		esac
@@ -609,7 +612,7 @@ CADDY=${CADDY:-$(command -v caddy || echo /usr/bin/caddy)}
 
 # apache_conf DIR PORT BACKEND [VARIANT...]: writes DIR/apache.conf, the
 # example listening on 127.0.0.1:PORT, with pid, runtime dir and logs in
-# DIR, and its ProxyPass to BACKEND (HOST:PORT).  Started as root, the
+# DIR, and its ProxyPass to BACKEND (HOST:PORT or unix:/path).  Started as root, the
 # children run as the example's user (www-data); they touch nothing in DIR.
 # Variants:
 #   timeout=T        Timeout T (whole seconds: Apache reads "10ms" as 10)
@@ -621,7 +624,9 @@ CADDY=${CADDY:-$(command -v caddy || echo /usr/bin/caddy)}
 apache_conf() {
 	local dir=$1 port=$2 backend=$3 v rules timeout="" ptimeout="" params sndbuf=""
 	shift 3
-	params=$(sed -n 's|^[[:space:]]*ProxyPass "/" "fcgi://127\.0\.0\.1:9000/"\(.*\)$|\1|p' "$APACHE_EXAMPLE")
+	params=$(sed -n 's#^[[:space:]]*ProxyPass "/" "unix:/run/evfcgid\.sock|fcgi://localhost/"\(.*\)$#\1#p' "$APACHE_EXAMPLE")
+	local target="fcgi://$backend/"
+	[[ $backend == unix:* ]] && target="$backend|fcgi://localhost/"
 	for v in "$@"; do
 		case $v in
 		timeout=*) timeout=${v#timeout=} ;;
@@ -636,7 +641,7 @@ apache_conf() {
 	{
 		printf '%s\t%s\n' 'Listen 127.0.0.1:8080' "Listen 127.0.0.1:$port"
 		printf '%s\t%s\n' '<VirtualHost 127.0.0.1:8080>' "<VirtualHost 127.0.0.1:$port>"
-		printf '%s\t%s\n' 'ProxyPass "/" "fcgi://127.0.0.1:9000/"' "ProxyPass \"/\" \"fcgi://$backend/\"$params"
+		printf '%s\t%s\n' 'ProxyPass "/" "unix:/run/evfcgid.sock|fcgi://localhost/"' "ProxyPass \"/\" \"$target\"$params"
 		printf '%s\t%s\n' 'PidFile ' "PidFile $dir/apache.pid"
 		printf '%s\t%s\n' 'DefaultRuntimeDir ' "DefaultRuntimeDir $dir/run"
 		printf '%s\t%s\n' 'ErrorLog ' "ErrorLog $dir/error.log"

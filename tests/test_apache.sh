@@ -61,5 +61,22 @@ to=$((${to:-900} / K))
 check_slow_pair apache "$A" "$K" 2097152 100 "the example, Timeout scaled" "timeout=$to" \
 	"no SendBufferSize" "timeout=$to nosndbuf"
 
-check "both evfcgid still running" kill -0 "$A_PID" "$EVFCGID_PID"
+# The example's own way: evfcgid on a unix socket of this host.  Apache's
+# children (www-data) connect to it: the directory is let through and the
+# socket open to them, as the example's --socket-group www-data does.
+chmod 0711 "$T"
+usock=$T/evfcgid.sock
+spawn "$EVFCGID" --listen "unix:$usock" --socket-mode 0666 2>"$T/unix.log"
+U_PID=$SPAWNED
+wait_port "unix:$usock"
+if start_fe apache "unix socket" "unix:$usock"; then
+	check "apache: the unix socket copy passes ProxyPass \"unix:...|fcgi://localhost/\"" \
+		grep -q "ProxyPass \"/\" \"unix:$usock|fcgi://localhost/\" enablereuse=on" "$FE_DIR/apache.conf"
+	pattern 1048576 >"$T/u.1m"
+	http_check "apache over the unix socket: /size?1048576 byte for byte" "$URL/size?1048576" 200 "$T/u.1m"
+	http_check "apache over the unix socket: /hello" "$URL/hello" 200
+	stop_fe
+fi
+
+check "every evfcgid still running" kill -0 "$A_PID" "$EVFCGID_PID" "$U_PID"
 finish

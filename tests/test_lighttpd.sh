@@ -1,7 +1,7 @@
 #!/bin/bash
 # evfcgid behind the real lighttpd, run from copies of
-# lighttpd.conf.example (tests/frontends.sh) in both of its ways: evfcgid
-# on its own TCP port (also a unix socket and [::1]), and lighttpd
+# lighttpd.conf.example (tests/frontends.sh) in its ways: evfcgid on its
+# own, on a TCP port (also the example's unix socket and [::1]), and lighttpd
 # starting evfcgid itself by bin-path with the socket on fd 0.  Every route
 # byte for byte through HTTP, the checks every front end passes
 # (fe_battery), and the point of stream-response-body = 2:

@@ -21,8 +21,8 @@ A=127.0.0.1:$EVFCGID_PORT
 if start_fe nginx "example" "$A"; then
 	http_route_checks "nginx" "$URL" $((16 << 20)) $((8 << 20))
 	fe_battery "nginx" "$URL" "$A"
-	check "nginx: the generated copy keeps fastcgi_buffering off and sndbuf=64k" \
-		eval 'grep -q "fastcgi_buffering off;" "$FE_DIR/nginx.conf" && grep -q "sndbuf=64k;" "$FE_DIR/nginx.conf"'
+	check "nginx: the generated copy keeps fastcgi_buffering off and sndbuf=16k" \
+		eval 'grep -q "fastcgi_buffering off;" "$FE_DIR/nginx.conf" && grep -q "sndbuf=16k;" "$FE_DIR/nginx.conf"'
 
 	# Kept connections: nginx's keepalive pool serves many requests on a
 	# few connections (at most one idle per worker when requests come one
@@ -109,7 +109,7 @@ check_blocking_fcgid_behind nginx "/size?1048579" "$T/exp.1m"
 
 start_evfcgid
 B=127.0.0.1:$EVFCGID_PORT
-check_backpressure_behind nginx "buffering off" "$B" sndbuf=64k 131072
+check_backpressure_behind nginx "buffering off" "$B" sndbuf=16k 32768
 if start_fe nginx "buffered backpressure" "$B" buffered; then
 	check_absorbed "buffering on" "nginx spooled the 64 MiB and" "$B"
 	stop_fe

@@ -21,7 +21,7 @@ USAGE = """usage: tools/slow-client-experiment [--quick | --full | --cgi] [optio
   --cgi            the CGI cells only: backends evfcgid-cgi, fcgiwrap1 and
                    fcgiwrap4 behind nginx, then the CGI measurements
   --full           adds 1000 slow clients, and at that count nginx with and
-                   without "listen ... sndbuf=64k" and evfcgid with
+                   without "listen ... sndbuf=16k" and evfcgid with
                    --sndbuf 64k (backend evfcgid-sndbuf)
   --out DIR        where the table, TSV and plots go (default experiment-out)
   --seconds S      each slice of fast load, at least 0.1 (default 1; 0.25

@@ -62,7 +62,7 @@ def results_md(o, rows, calib, word, lines, cgi_md=None):
               "1000 (fcgi_load alike direct).  RSS, queued (evfcgid's /status) and TCP memory "
               "(/proc/net/sockstat, the whole machine) are peaks sampled between pairs.  Slow cut: slow "
               "clients that ended before their own time limit without their whole answer.  Front ends from "
-              "nginx.conf.example (fastcgi_buffering off unless -buffered; listen sndbuf=64k unless "
+              "nginx.conf.example (fastcgi_buffering off unless -buffered; listen sndbuf=16k unless "
               "-nosndbuf) and lighttpd.conf.example (stream-response-body 2); evfcgid-sndbuf is evfcgid "
               "--sndbuf 64k.  The blocking backends sit behind nginx without upstream keepalive.  CGI "
               "backends (evfcgid-cgi: evfcgid --cgi --cgi-max %d; fcgiwrap1 and fcgiwrap4: fcgiwrap -c 1 "
