@@ -172,6 +172,74 @@ START_TEST(release_below_zero_and_floor_above_high)
 }
 END_TEST
 
+/*
+ * Waiters as connections wait: a holder runs when its part has room and
+ * waits again, at the end, when it does not.  runs counts the calls.
+ */
+#define NWAIT	10000
+static struct budget_waiter	 waiters[NWAIT + 1];
+static unsigned			 runs, first_run;
+
+static void
+waiter_cb(void *arg)
+{
+	struct budget_waiter	*w = arg;
+	int			 holder = w != &waiters[NWAIT];
+
+	if (runs++ == 0)
+		first_run = (unsigned)(w - waiters);
+	if (budget_full(&b, holder))
+		budget_wait(&b, w, holder);
+	else if (holder)
+		held(16 * KIB);		/* it produces its share */
+}
+
+static void
+wake(void)
+{
+	runs = 0;
+	budget_kick(&b);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), 0);
+}
+
+/*
+ * Ten thousand slow readers wait on a full holders' part: a wake (one a
+ * write) ran every one of them to see it wait again, two thirds of the
+ * loop's time at 10,000.  Now none runs until their part has room; then
+ * the first in line does, until the part is full again; a connection that
+ * drains runs whenever the cap has room for it.
+ */
+START_TEST(full_part_wakes_no_holder)
+{
+	unsigned	 i;
+
+	holders(NWAIT);
+	held(b.b_hold_cap);
+	for (i = 0; i <= NWAIT; i++) {
+		waiters[i].bw_fn = waiter_cb;
+		waiters[i].bw_arg = &waiters[i];
+		waiters[i].bw_waiting = 0;
+		budget_wait(&b, &waiters[i], i < NWAIT);
+	}
+	wake();
+	ck_assert_uint_eq(runs, 1);		/* the one that drains */
+	ck_assert_uint_eq(first_run, NWAIT);
+	wake();
+	ck_assert_uint_eq(runs, 0);
+	ck_assert_uint_eq(b.b_nwaiting_held, NWAIT);
+	/* A reader took 40 KiB: room for three holders' 16 KiB, in order. */
+	budget_add(&b, -40 * (long long)KIB);
+	budget_held(&b, -40 * (long long)KIB);
+	wake();
+	ck_assert_uint_eq(runs, 3);
+	ck_assert_uint_eq(first_run, 0);
+	ck_assert_uint_eq(b.b_nwaiting_held, NWAIT - 3);
+	for (i = 0; i < NWAIT; i++)
+		budget_cancel(&b, &waiters[i]);
+	ck_assert_uint_eq(b.b_nwaiting_held, 0);
+}
+END_TEST
+
 static Suite *
 budget_suite(void)
 {
@@ -179,7 +247,7 @@ budget_suite(void)
 
 	suite_add_case(s, "core", setup, teardown, 0, share_shrinks,
 	    room_kept_for_the_rest, early_holders_leave_the_rest_its_part,
-	    first_refusal_at_cap_over_floor, NULL);
+	    first_refusal_at_cap_over_floor, full_part_wakes_no_holder, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0,
 	    hold_cap_follows_the_floor, hold_release_balance, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0,

@@ -270,7 +270,7 @@ io_head(struct cgi_job *job)
 		if (budget_over(b)) {
 			/* All programs hold the cap's worth: it waits. */
 			event_del(job->j_outev);
-			budget_wait(b, &job->j_holdwait);
+			budget_wait(b, &job->j_holdwait, 0);
 			return;
 		}
 		if (want > b->b_cap - b->b_queued)

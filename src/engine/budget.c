@@ -27,6 +27,8 @@ budget_init(struct budget *b, struct event_base *base, uint64_t cap)
 	budget_reshare(b);
 	b->b_nwaiting = 0;
 	TAILQ_INIT(&b->b_waiting);
+	b->b_nwaiting_held = 0;
+	TAILQ_INIT(&b->b_waiting_held);
 	b->b_wake = event_new(base, -1, 0, budget_wakecb, b);
 	return b->b_wake == NULL ? -1 : 0;
 }
@@ -39,6 +41,8 @@ budget_fini(struct budget *b)
 	b->b_wake = NULL;
 	b->b_nwaiting = 0;
 	TAILQ_INIT(&b->b_waiting);
+	b->b_nwaiting_held = 0;
+	TAILQ_INIT(&b->b_waiting_held);
 }
 
 void
@@ -112,37 +116,49 @@ budget_refuse(const struct budget *b)
 }
 
 void
-budget_wait(struct budget *b, struct budget_waiter *w)
+budget_wait(struct budget *b, struct budget_waiter *w, int holding)
 {
 	if (w->bw_waiting)
 		return;
-	w->bw_waiting = 1;
-	b->b_nwaiting++;
-	TAILQ_INSERT_TAIL(&b->b_waiting, w, bw_entry);
+	if (holding) {
+		w->bw_waiting = 2;
+		b->b_nwaiting_held++;
+		TAILQ_INSERT_TAIL(&b->b_waiting_held, w, bw_entry);
+	} else {
+		w->bw_waiting = 1;
+		b->b_nwaiting++;
+		TAILQ_INSERT_TAIL(&b->b_waiting, w, bw_entry);
+	}
 }
 
 void
 budget_cancel(struct budget *b, struct budget_waiter *w)
 {
-	if (!w->bw_waiting)
-		return;
+	if (w->bw_waiting == 2) {
+		b->b_nwaiting_held--;
+		TAILQ_REMOVE(&b->b_waiting_held, w, bw_entry);
+	} else if (w->bw_waiting == 1) {
+		b->b_nwaiting--;
+		TAILQ_REMOVE(&b->b_waiting, w, bw_entry);
+	}
 	w->bw_waiting = 0;
-	b->b_nwaiting--;
-	TAILQ_REMOVE(&b->b_waiting, w, bw_entry);
 }
 
 void
 budget_kick(struct budget *b)
 {
-	if (!TAILQ_EMPTY(&b->b_waiting))
+	if (!TAILQ_EMPTY(&b->b_waiting) || !TAILQ_EMPTY(&b->b_waiting_held))
 		event_active(b->b_wake, EV_TIMEOUT, 0);
 }
 
 /*
- * Runs the waiters in their order while the cap allows (a holder finding
- * its part full waits again, at the end), each at most once
- * a turn; a waiter may wait again (it goes to the end) or cancel others.
- * Those not reached keep their place.
+ * Runs the waiters of each queue in their order while there is room for
+ * them: first those under the cap (connections that drain), then the
+ * holders while their part has room.  Each runs at most once a turn; a
+ * waiter may wait again (it goes to the end) or cancel others.  Those not
+ * reached keep their place.  Running a holder only to see it wait again
+ * cost every wake the whole queue: ten thousand slow readers, a wake per
+ * write, took two thirds of the loop.
  */
 static void
 budget_wakecb(evutil_socket_t fd, short what, void *arg)
@@ -155,6 +171,12 @@ budget_wakecb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	while (n-- > 0 && !budget_full(b, 0) &&
 	    (w = TAILQ_FIRST(&b->b_waiting)) != NULL) {
+		budget_cancel(b, w);
+		w->bw_fn(w->bw_arg);
+	}
+	n = b->b_nwaiting_held;
+	while (n-- > 0 && !budget_full(b, 1) &&
+	    (w = TAILQ_FIRST(&b->b_waiting_held)) != NULL) {
 		budget_cancel(b, w);
 		w->bw_fn(w->bw_arg);
 	}

@@ -26,7 +26,10 @@ struct event_base;
 struct budget_waiter {
 	void				(*bw_fn)(void *);
 	void				*bw_arg;
-	int				 bw_waiting;
+	int				 bw_waiting;	/* 0, or the
+							   queue: 1 the
+							   cap's, 2 the
+							   holders' */
 	TAILQ_ENTRY(budget_waiter)	 bw_entry;
 };
 
@@ -42,8 +45,11 @@ struct budget {
 	size_t			 b_floor;	/* a holder's share: at least */
 	size_t			 b_high;	/* ... and at most */
 	size_t			 b_share;	/* a holder's share now */
-	struct budget_queue	 b_waiting;	/* in the order they came */
+	struct budget_queue	 b_waiting;	/* for the cap, in the order
+						   they came */
 	size_t			 b_nwaiting;
+	struct budget_queue	 b_waiting_held; /* holders, for their part */
+	size_t			 b_nwaiting_held;
 	struct event		*b_wake;	/* runs the waiters next turn */
 };
 
@@ -103,8 +109,13 @@ int	budget_full(const struct budget *b, int holding);
  */
 int	budget_refuse(const struct budget *b);
 
-/* Puts w at the end of the queue (once); it runs when output drains. */
-void	budget_wait(struct budget *b, struct budget_waiter *w);
+/*
+ * Puts w at the end of its queue (once); it runs when output drains and
+ * there is room for it: for a holder (holding 1) in the holders' part,
+ * else under the cap (budget_full()).  While the holders' part is full no
+ * holder runs, however many wait: a wake costs what it lets produce.
+ */
+void	budget_wait(struct budget *b, struct budget_waiter *w, int holding);
 
 /* Takes w off the queue, if it is there. */
 void	budget_cancel(struct budget *b, struct budget_waiter *w);

@@ -1249,7 +1249,8 @@ conn_pump_room(struct conn *c, int needy)
 		   or fast answers behind small send buffers would wait on the
 		   slow readers' part. */
 		if (budget_full(c->c_env->ce_budget, c->c_holding && len > 0)) {
-			budget_wait(c->c_env->ce_budget, &c->c_wait);
+			budget_wait(c->c_env->ce_budget, &c->c_wait,
+			    c->c_holding && len > 0);
 			break;
 		}
 		/* Round robin between the requests multiplexed on c. */
