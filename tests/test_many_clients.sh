@@ -10,7 +10,9 @@
 # evfcgid's queue and RSS growth (user), and the kernel's buffers of both
 # ends of each connection (ss -m: receive and send queues).
 # tools/many-slow-clients is the full run (thousands, shaped links,
-# nginx in front): docs/daemon.md has its table.
+# nginx in front): docs/daemon.md has its table.  Then the spike over a
+# unix socket: the holders' kernel send buffers are cut to the floor's
+# quarter while shares are below --high-water.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
 FCGI_LOAD=$TOP/tools/fcgi_load
@@ -55,6 +57,40 @@ check "evfcgid's queue per slow client within the share plus a record ($user_q K
 	test "$queued" -le $(( N * (share + 65536) ))
 check "evfcgid's RSS growth per slow client at most 96 KiB ($user_rss KiB)" \
 	test "$user_rss" -le 96
+kill "$slow" 2>/dev/null
+wait "$slow" 2>/dev/null
+
+# The same spike over a unix socket (the examples' upstream): each holder's
+# send buffer is cut to a quarter of --share-floor (4k, 8 KiB once the
+# kernel doubles it) while the shares are below --high-water, and given
+# back (a quarter of --sndbuf: 32 KiB) when it holds no more.  ss names
+# evfcgid's end of each connection by the socket's path.
+sock=$T/many.sock
+spawn "$EVFCGID" --listen "unix:$sock" --max-queued 16m 2>"$T/unix.log"
+wait_until 5 test -S "$sock"
+"$FCGI_LOAD" -q -c $N -n $N --read-size 4096 --pause 100 \
+	-t 8 "unix:$sock" '/stream?8388608' >/dev/null 2>&1 &
+slow=$!
+PIDS+=("$slow")
+addr=$sock
+wait_until 6 holding_at_least $((N * 9 / 10))
+# tb_count SIZE: evfcgid's connections whose send buffer is SIZE bytes.
+tb_count() { ss -xmnH | awk -v p="$sock" -v tb="tb$1," '$0 ~ p && index($0, tb) { n++ } END { print n + 0 }'; }
+wait_until 6 eval 'test "$(tb_count 8192)" -ge $((N * 9 / 10))'
+thin=$(tb_count 8192) whole=$(tb_count 32768)
+read -r holding share high <<<"$(status_of "$addr" holding_sockets share_bytes high_water)"
+echo "# unix socket: $holding holding, share $share B: $thin send buffers of 8 KiB, $whole of 32 KiB"
+check "unix socket: the share is below --high-water ($share < $high)" test "${share:-0}" -lt "${high:-0}"
+check "unix socket: the holders' send buffers are cut to 8 KiB ($thin of $N)" test "$thin" -ge $((N * 9 / 10))
+kill "$slow" 2>/dev/null
+wait "$slow" 2>/dev/null
+# A holder whose answer is out gets its buffer back: one reader alone.
+"$FCGI_LOAD" -q -c 1 -n 1 --read-size 4096 --pause 100 -t 3 "unix:$sock" '/stream?8388608' >/dev/null 2>&1 &
+slow=$!
+PIDS+=("$slow")
+wait_until 5 eval 'test "$(tb_count 32768)" -ge 1'
+check "unix socket: a holder alone keeps a quarter of --sndbuf ($(tb_count 32768) of 32 KiB, $(tb_count 8192) of 8 KiB)" \
+	eval 'test "$(tb_count 32768)" -eq 1 && test "$(tb_count 8192)" -eq 0'
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
 finish

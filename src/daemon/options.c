@@ -233,7 +233,9 @@ usage_limits(FILE *f)
 "      --drain-timeout S     after SIGTERM/SIGINT, time to finish (%d)\n"
 "      --sndbuf BYTES        SO_SNDBUF of each TCP connection (capped at\n"
 "                            net.core.wmem_max, then doubled by the\n"
-"                            kernel), a quarter of it on a unix socket;\n"
+"                            kernel), a quarter of it on a unix socket\n"
+"                            (in a spike, a quarter of --share-floor\n"
+"                            while a connection holds output);\n"
 "                            0 = autotuned up to tcp_wmem's max,\n"
 "                            megabytes per slow reader (%zu)\n"
 "\n",

@@ -71,6 +71,7 @@ static int	conn_idle_due(struct conn *);
 static void	conn_close_flushed(struct conn *);
 static void	conn_timeoutcb(evutil_socket_t, short, void *);
 static void	conn_holding(struct conn *, int);
+static void	conn_thin(struct conn *, int);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	conn_waitcb(void *);
@@ -164,8 +165,10 @@ conn_sockopts(struct conn *c, int fd)
 	 * (nginx's fastcgi_buffer_size in the example) while a slow
 	 * client's bytes wait in the daemon's share, not the kernel.
 	 */
-	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1) {
+		c->c_unix = 1;
 		sb /= 4;
+	}
 	/*
 	 * Without a cap the kernel grows the send buffer of a socket its
 	 * reader drains slowly up to tcp_wmem's max: megabytes per slow
@@ -351,6 +354,7 @@ conn_close(struct conn *c, const char *why)
 	}
 	out = c->c_out;
 	evbuffer_remove_cb(out, conn_output_cb, c);
+	c->c_thin = 0;		/* closing: its send buffer stays as it is */
 	conn_holding(c, 0);
 	budget_add(env->ce_budget, -(long long)evbuffer_get_length(out));
 	budget_cancel(env->ce_budget, &c->c_wait);
@@ -436,6 +440,7 @@ conn_fail_in(struct conn *c, const char *why, int ms)
 	conn_read_update(c);
 	event_del(&c->c_wev);
 	c->c_writing = 0;
+	c->c_thin = 0;
 	conn_holding(c, 0);
 	c->c_timer_kind = TIMER_FAIL;
 	c->c_idle_lazy = 0;
@@ -488,6 +493,33 @@ conn_holding(struct conn *c, int on)
 		return;
 	c->c_holding = on;
 	budget_hold(c->c_env->ce_budget, on, evbuffer_get_length(c->c_out));
+	conn_thin(c, on);
+}
+
+/*
+ * In a spike (so many holders that the shares are below --high-water) a
+ * holder on a unix socket keeps little in the kernel too: its send buffer
+ * is cut to a quarter of --share-floor (doubled by the kernel: 8 KiB by
+ * default) until it holds no more, then given back.  Its bytes wait in its share instead,
+ * and nothing on a unix socket waits for an acknowledgement, so a reader
+ * of any speed is fed a floor at a time.  Over TCP a small buffer would
+ * wait on delayed acknowledgements; with --sndbuf 0 the kernel's own
+ * tuning is kept.  Two system calls per slow answer, in a spike only.
+ */
+static void
+conn_thin(struct conn *c, int on)
+{
+	const struct evfcgi_limits	*lim = c->c_env->ce_lim;
+	int				 sb;
+
+	if (!c->c_unix || lim->sndbuf == 0 || c->c_thin == (unsigned)on ||
+	    (on && budget_share(c->c_env->ce_budget) >= lim->high_water))
+		return;
+	sb = (int)(on ? lim->share_floor / 4 : lim->sndbuf / 4);
+	if (on && sb >= (int)(lim->sndbuf / 4))
+		return;
+	if (setsockopt(c->c_fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb)) == 0)
+		c->c_thin = on;
 }
 
 /*
@@ -1082,9 +1114,10 @@ conn_written(struct conn *c)
 	grow = c->c_holding && left <= conn_low(c);
 	/* A holder stays one until its answers are out: a slow reader whose
 	   buffer the kernel took whole for a moment is no fast one. */
-	if (left > 0)
+	if (left > 0) {
 		conn_holding(c, 1);
-	else if (TAILQ_EMPTY(&c->c_producers))
+		conn_thin(c, 1);	/* a spike may have begun since */
+	} else if (TAILQ_EMPTY(&c->c_producers))
 		conn_holding(c, 0);
 	/* Bytes left: producers waiting on the global cap may go on. */
 	budget_kick(c->c_env->ce_budget);

@@ -100,6 +100,9 @@ struct conn {
 	unsigned		 c_idle_lazy:1;	/* c_timer pending for an idle
 						   deadline at or before the
 						   real one (checked on fire) */
+	unsigned		 c_unix:1;	/* a unix socket (no TCP) */
+	unsigned		 c_thin:1;	/* its send buffer cut to the
+						   floor while it holds */
 	/* Bit-fields, and c_fd beside them: an idle connection's size. */
 	enum conn_state		 c_state:3;
 	enum conn_timer		 c_timer_kind:3;
