@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1317,6 +1318,35 @@ START_TEST(write_timeout_closes)
 END_TEST
 
 /*
+ * An answer cut at the write timeout ends in a reset, not an end of
+ * stream: a front end that passed on a Content-Length or chunks sees that
+ * the answer is not whole, and so does its client.
+ */
+START_TEST(write_timeout_resets)
+{
+	struct peer	*p;
+	char		 b[65536];
+	ssize_t		 n;
+	int		 err;
+
+	lim.write_timeout = 1;
+	start();
+	p = peer_new_tcp(4096);
+	send_request(p, 1, 0, "/size?20000000", NULL, 0);
+	run_for(1.6);
+	ck_assert_uint_eq(stats().timeouts_write, 1);
+	ck_assert_uint_eq(stats().connections, 0);
+	while ((n = read(p->fd, b, sizeof(b))) > 0)
+		;
+	err = n == -1 ? errno : 0;
+	ck_assert_msg(n == -1 && err == ECONNRESET,
+	    "after the write timeout the peer read %s, not a reset",
+	    n == 0 ? "an end of stream" : strerror(err));
+	peer_free(p);
+}
+END_TEST
+
+/*
  * A peer that keeps reading, too slowly for the daemon's writes to go
  * through (its socket's send queue stays above the writable mark), is not
  * cut: the queue shrinks.  Once it stops reading for good, it is.
@@ -2291,6 +2321,7 @@ conn_suite(void)
 	    body_too_large_413, header_timeout_closes,
 	    header_timeout_per_request, header_timeout_counts_progress,
 	    header_timeout_not_while_paused, write_timeout_closes,
+	    write_timeout_resets,
 	    idle_timeout_closes, idle_timeout_restarts_on_activity,
 	    trickled_record_times_out,
 	    slow_reader_not_cut, NULL);
