@@ -109,10 +109,18 @@ budget_full(const struct budget *b, int holding)
 	    b->b_queued - b->b_held >= b->b_cap - b->b_hold_cap;
 }
 
+/*
+ * Not as soon as the shares reach the floor (7/8 of cap / floor holders):
+ * in a spike the queue passes the cap by what early holders keep above
+ * their shrunken share, but the floors still fit, and what is left of
+ * the cap beside them (cap - holders x floor) is room for connections
+ * that drain.
+ */
 int
 budget_refuse(const struct budget *b)
 {
-	return b->b_queued >= b->b_cap && b->b_share <= b->b_floor;
+	return b->b_queued >= b->b_cap &&
+	    b->b_holders * b->b_floor >= b->b_cap;
 }
 
 void

@@ -104,8 +104,8 @@ int	budget_over(const struct budget *b);
 int	budget_full(const struct budget *b, int holding);
 
 /*
- * Whether a new request is refused (503): the cap is full and the shares
- * are at their floor.
+ * Whether a new request is refused (503): the cap is full and the holders
+ * at the floor fill it (cap / floor of them: 16,384 on the defaults).
  */
 int	budget_refuse(const struct budget *b);
 
