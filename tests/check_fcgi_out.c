@@ -382,7 +382,8 @@ END_TEST
  * down to about a share (24 KiB), straight and spilled from a stage.
  * libevent packed the copies into chains of 32 KiB (a power of two over a
  * copy and the chain's header), and the 24 KiB left spanned two of them.
- * Now each copy takes its own size and about a KiB besides.
+ * Now they are packed into chains of 8 KiB: about the bytes left, what the
+ * first chain has sent already and the last chain's room.
  */
 static void
 slow_queue(int staged, size_t len)

@@ -6,7 +6,6 @@
 #include <sys/types.h>
 
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -28,14 +27,16 @@ enum how {
 #define OUT_WHOLE_MAX	4096
 
 /*
- * A copy at least this long goes into a block of its own size, added by
- * reference (out_block, queue_copy).  libevent packs copies into chains
- * of a power of two over the data and its header: 32 KiB for a 16 KiB
- * copy, and a slow reader's queue of a share of 23 KiB spanned two of
- * them, 64 KiB of heap.  In blocks of the copies' size it spans what the
- * copies take (and a 1 KiB chain each that refers to them).
+ * Copies are packed (queue_copy): into what the last chain has left, then
+ * new chains of at most OUT_PIECE bytes, which libevent allocates as 8 KiB
+ * with its chain header inside.  evbuffer_add sized a new chain to a power
+ * of two over the whole copy and its header: 32 KiB for a 16 KiB copy, and
+ * a slow reader's queue of a share of 23 KiB spanned two of them, 64 KiB of
+ * heap.  Blocks of the copy's size added by reference cost a 1 KiB chain
+ * each besides.  Now a queue takes its bytes, what its first chain has
+ * sent already (4 KiB on average) and the last chain's room.
  */
-#define OUT_BLOCK_MIN	2048
+#define OUT_PIECE	(8192 - 64)
 
 static int	out_stream(struct fcgi_out *, uint16_t, enum how,
 		    const uint8_t *, struct evbuffer *, size_t);
@@ -46,10 +47,7 @@ static int	out_ref(struct fcgi_out *, const void *, size_t);
 static uint8_t	*out_reserve(struct fcgi_out *, size_t,
 		    struct evbuffer_iovec *);
 static int	out_commit(struct fcgi_out *, size_t, struct evbuffer_iovec *);
-static int	queue_small(struct evbuffer *, const void *, size_t);
 static int	queue_copy(struct evbuffer *, const void *, size_t);
-static int	out_block(struct fcgi_out *, uint8_t, uint16_t, const void *,
-		    size_t);
 static int	stage_copied(const struct fcgi_stage *, const void *);
 static struct iovec *stage_copy_tail(struct fcgi_stage *);
 
@@ -210,46 +208,35 @@ out_ref(struct fcgi_out *o, const void *p, size_t len)
 }
 
 /*
- * evbuffer_add sizes a new chain after the last chain holding data, so
- * behind a 64 KiB slice added by reference it would allocate 64 KiB to hold
- * 8 bytes: about 8 MiB of malloc churn for one 8 MiB response, which glibc
- * trims and takes back by brk at every request.  evbuffer_reserve_space
- * makes a chain only as large as what is asked (libevent's minimum, 1 KiB).
+ * A copy of len bytes onto q, packed (see OUT_PIECE).  Not evbuffer_add:
+ * it sizes a new chain after the last chain holding data, so behind a 64
+ * KiB slice added by reference it would allocate 64 KiB to hold 8 bytes
+ * (malloc churn that glibc trims and takes back by brk at every request).
+ * evbuffer_reserve_space over two extents fills the last chain's room and
+ * makes a new chain only as large as the rest asks.
  */
-static int
-queue_small(struct evbuffer *q, const void *p, size_t len)
-{
-	struct evbuffer_iovec	 v;
-
-	if (evbuffer_reserve_space(q, (ev_ssize_t)len, &v, 1) < 1)
-		return -1;
-	memcpy(v.iov_base, p, len);
-	v.iov_len = len;
-	return evbuffer_commit_space(q, &v, 1);
-}
-
-static void
-block_free(const void *data, size_t len, void *block)
-{
-	(void)data;
-	(void)len;
-	free(block);
-}
-
-/* A copy of len bytes onto q, in a block of its size if it is large. */
 static int
 queue_copy(struct evbuffer *q, const void *p, size_t len)
 {
-	void	*block;
+	struct evbuffer_iovec	 v[2];
+	const uint8_t		*b = p;
+	size_t			 n, m, left;
+	int			 nv, i, used;
 
-	if (len < OUT_BLOCK_MIN)
-		return queue_small(q, p, len);
-	if ((block = malloc(len)) == NULL)
-		return -1;
-	memcpy(block, p, len);
-	if (evbuffer_add_reference(q, block, len, block_free, block) == -1) {
-		free(block);
-		return -1;
+	while (len > 0) {
+		n = len < OUT_PIECE ? len : OUT_PIECE;
+		if ((nv = evbuffer_reserve_space(q, (ev_ssize_t)n, v, 2)) < 1)
+			return -1;
+		for (i = used = 0, left = n; i < nv && left > 0; i++, used++) {
+			m = v[i].iov_len < left ? v[i].iov_len : left;
+			memcpy(v[i].iov_base, b, m);
+			v[i].iov_len = m;
+			b += m;
+			left -= m;
+		}
+		if (left > 0 || evbuffer_commit_space(q, v, used) == -1)
+			return -1;
+		len -= n;
 	}
 	return 0;
 }
@@ -287,30 +274,6 @@ out_whole(struct fcgi_out *o, uint8_t type, uint16_t id, const void *data,
 	return out_commit(o, total, &v);
 }
 
-/*
- * One record copied whole, header, content and padding, into a block of
- * its size on the queue (what is staged goes first).
- */
-static int
-out_block(struct fcgi_out *o, uint8_t type, uint16_t id, const void *data,
-    size_t len)
-{
-	uint8_t	 pad = fcgi_padding(len), *b;
-	size_t	 total = FCGI_HEADER_LEN + len + pad;
-
-	if (fcgi_out_spill(o, 0) == -1 || (b = malloc(total)) == NULL)
-		return -1;
-	fcgi_header_encode(b, type, id, (uint16_t)len, pad);
-	memcpy(b + FCGI_HEADER_LEN, data, len);
-	memset(b + FCGI_HEADER_LEN + len, 0, pad);
-	if (evbuffer_add_reference(o->fo_queue, b, total, block_free, b) ==
-	    -1) {
-		free(b);
-		return -1;
-	}
-	return 0;
-}
-
 int
 fcgi_out_record(struct fcgi_out *o, uint8_t type, uint16_t id,
     const void *data, size_t len)
@@ -322,8 +285,6 @@ fcgi_out_record(struct fcgi_out *o, uint8_t type, uint16_t id,
 		return -1;
 	if (len <= OUT_WHOLE_MAX)
 		return out_whole(o, type, id, data, len);
-	if (o->fo_stage == NULL)
-		return out_block(o, type, id, data, len);
 	fcgi_header_encode(hdr, type, id, (uint16_t)len, pad);
 	if (fcgi_out_small(o, hdr, sizeof(hdr)) == -1 ||
 	    out_copy(o, data, len) == -1 ||
@@ -351,8 +312,6 @@ out_stream(struct fcgi_out *o, uint16_t id, enum how how, const uint8_t *p,
 		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
 		if (how == HOW_COPY && n <= OUT_WHOLE_MAX)
 			rc = out_whole(o, FCGI_STDOUT, id, p, n);
-		else if (how == HOW_COPY && o->fo_stage == NULL)
-			rc = out_block(o, FCGI_STDOUT, id, p, n);
 		else {
 			pad = fcgi_padding(n);
 			fcgi_header_encode(hdr, FCGI_STDOUT, id, (uint16_t)n,
