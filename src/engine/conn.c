@@ -493,18 +493,20 @@ conn_holding(struct conn *c, int on)
 		return;
 	c->c_holding = on;
 	budget_hold(c->c_env->ce_budget, on, evbuffer_get_length(c->c_out));
-	conn_thin(c, on);
+	if (!on)
+		conn_thin(c, 0);	/* conn_written() cuts it */
 }
 
 /*
  * In a spike (so many holders that the shares are below --high-water) a
  * holder on a unix socket keeps little in the kernel too: its send buffer
  * is cut to a quarter of --share-floor (doubled by the kernel: 8 KiB by
- * default) until it holds no more, then given back.  Its bytes wait in its share instead,
- * and nothing on a unix socket waits for an acknowledgement, so a reader
- * of any speed is fed a floor at a time.  Over TCP a small buffer would
- * wait on delayed acknowledgements; with --sndbuf 0 the kernel's own
- * tuning is kept.  Two system calls per slow answer, in a spike only.
+ * default) until it holds no more, then given back.  Its bytes wait in
+ * its share instead, and nothing on a unix socket waits for an
+ * acknowledgement, so a reader of any speed is fed 8 KiB at a time.  Over
+ * TCP a small buffer would wait on delayed acknowledgements; with
+ * --sndbuf 0 the kernel's own tuning is kept.  Two system calls per slow
+ * answer, in a spike only.
  */
 static void
 conn_thin(struct conn *c, int on)
@@ -1116,7 +1118,7 @@ conn_written(struct conn *c)
 	   buffer the kernel took whole for a moment is no fast one. */
 	if (left > 0) {
 		conn_holding(c, 1);
-		conn_thin(c, 1);	/* a spike may have begun since */
+		conn_thin(c, 1);	/* now, or when a spike begins */
 	} else if (TAILQ_EMPTY(&c->c_producers))
 		conn_holding(c, 0);
 	/* Bytes left: producers waiting on the global cap may go on. */
