@@ -13,6 +13,8 @@
 
 static void	budget_wakecb(evutil_socket_t, short, void *);
 static void	budget_reshare(struct budget *);
+static void	budget_run(struct budget *, struct budget_queue *, size_t,
+		    int);
 
 int
 budget_init(struct budget *b, struct event_base *base, uint64_t cap)
@@ -171,20 +173,23 @@ budget_kick(struct budget *b)
 static void
 budget_wakecb(evutil_socket_t fd, short what, void *arg)
 {
-	struct budget		*b = arg;
-	struct budget_waiter	*w;
-	size_t			 n = b->b_nwaiting;
+	struct budget	*b = arg;
 
 	(void)fd;
 	(void)what;
-	while (n-- > 0 && !budget_full(b, 0) &&
-	    (w = TAILQ_FIRST(&b->b_waiting)) != NULL) {
-		budget_cancel(b, w);
-		w->bw_fn(w->bw_arg);
-	}
-	n = b->b_nwaiting_held;
-	while (n-- > 0 && !budget_full(b, 1) &&
-	    (w = TAILQ_FIRST(&b->b_waiting_held)) != NULL) {
+	budget_run(b, &b->b_waiting, b->b_nwaiting, 0);
+	budget_run(b, &b->b_waiting_held, b->b_nwaiting_held, 1);
+}
+
+/* Runs at most n waiters of q, first come first, while budget_full() of
+   holding (q's kind) allows. */
+static void
+budget_run(struct budget *b, struct budget_queue *q, size_t n, int holding)
+{
+	struct budget_waiter	*w;
+
+	while (n-- > 0 && !budget_full(b, holding) &&
+	    (w = TAILQ_FIRST(q)) != NULL) {
 		budget_cancel(b, w);
 		w->bw_fn(w->bw_arg);
 	}
