@@ -218,6 +218,14 @@ sndbuf_of() {
 		grep -o 'tb[0-9]*' | tr -d tb | sort -rn | head -n 1
 }
 
+# unix_sndbufs PATH: the send buffer (ss's skmem tb) of each connected
+# socket whose local end is the unix socket PATH (the server's end), one
+# a line.
+unix_sndbufs() {
+	ss -xmnH 2>/dev/null | awk -v p="$1" 'index($0, " " p " ") && /skmem/ {
+		sub(/.*,tb/, ""); sub(/,.*/, ""); print }'
+}
+
 # --- Time -------------------------------------------------------------
 
 # now_ns: the wall clock in nanoseconds, for ms_since (microsecond

@@ -75,7 +75,7 @@ PIDS+=("$slow")
 addr=$sock
 wait_until 6 holding_at_least $((N * 9 / 10))
 # tb_count SIZE: evfcgid's connections whose send buffer is SIZE bytes.
-tb_count() { ss -xmnH | awk -v p="$sock" -v tb="tb$1," '$0 ~ p && index($0, tb) { n++ } END { print n + 0 }'; }
+tb_count() { unix_sndbufs "$sock" | grep -cx "$1"; }
 wait_until 6 eval 'test "$(tb_count 8192)" -ge $((N * 9 / 10))'
 thin=$(tb_count 8192) whole=$(tb_count 32768)
 read -r holding share high <<<"$(status_of "$addr" holding_sockets share_bytes high_water)"

@@ -110,10 +110,9 @@ wait_until 5 test -S "$sock"
 spawn "$FCGI_LOAD" -c 1 -n 1 --rcvbuf 512 --read-size 512 --pause 200 \
 	--timeout 30 "unix:$sock" "/size?8388608"
 reader=$SPAWNED
-# tb: the send buffer of evfcgid's end, the one ss names by the path.
-unix_tb() { ss -xmnH | awk -v p="$sock" '$0 ~ p && /skmem/ { sub(/.*,tb/, ""); sub(/,.*/, ""); print; exit }'; }
-wait_until 5 eval 'test -n "$(unix_tb)"'
-tb_unix=$(unix_tb)
+# The send buffer of evfcgid's end, the one ss names by the path.
+wait_until 5 eval 'test -n "$(unix_sndbufs "$sock")"'
+tb_unix=$(unix_sndbufs "$sock" | head -n 1)
 echo "# unix socket: evfcgid's send buffer towards a slow reader is $tb_unix bytes"
 check "on a unix socket the send buffer is a quarter of --sndbuf, doubled: 32 KiB ($tb_unix)" \
 	test "${tb_unix:-0}" -eq 32768
