@@ -13,11 +13,16 @@ else
 	not_ok "make demo: nginx answers on 127.0.0.1:$port"
 	sed 's/^/# /' "$T/demo.out"
 fi
+# The port accepts for a moment before nginx serves: the demo's `nginx -t`
+# binds and listens too, and what connects then is reset when it exits
+# (seen: /hello got no answer, HTTP 000, in 2 of 4 make check runs).  The
+# banner comes once the real nginx accepts: wait for it, then ask.
+check "make demo: it prints the URL to try" \
+	wait_for_line "$T/demo.out" "curl http://127\.0\.0\.1:$port/hello" 20
 code=$(curl -s --max-time 10 -o "$T/hello" -w '%{http_code}' "http://127.0.0.1:$port/hello")
 got="$code $(cat "$T/hello")"
 check "make demo: /hello through nginx (HTTP $code)" test "$got" = "200 Hello World"
 if [ "$got" != "200 Hello World" ]; then
-	# Once seen under make check's load and not again: say what came.
 	echo "# /hello answered: $(head -c 200 "$T/hello" | tr -c '[:print:]' '.')"
 	sed 's/^/# demo: /' "$T/demo.out"
 	conf=$(sed -n 's/.*nginx config: //p' "$T/demo.out")
@@ -26,10 +31,6 @@ fi
 curl -s --max-time 20 -o "$T/big" "http://127.0.0.1:$port/big"
 pattern 96256 >"$T/exp"
 check "make demo: /big through nginx, byte for byte" same_file "$T/big" "$T/exp"
-# The banner comes once nginx accepts, as this test's requests do: wait
-# for it rather than read the output once.
-check "make demo: it prints the URL to try" \
-	wait_for_line "$T/demo.out" "curl http://127\.0\.0\.1:$port/hello"
 wait_for_line "$T/demo.out" '^evfcgid \(pid [0-9]+.*behind nginx \(pid [0-9]+\)'
 pids=$(sed -n -E 's/^evfcgid \(pid ([0-9]+).*behind nginx \(pid ([0-9]+)\).*/\1 \2/p' "$T/demo.out")
 check "make demo: it names the daemon's and nginx's pids ($pids)" test -n "$pids"
