@@ -379,18 +379,20 @@ END_TEST
 /*
  * What a slow reader's queued output costs in the heap: 16 KiB copies (the
  * demo's /stream chunk) queued and read in part, as a socket takes them,
- * down to about a share (24 KiB), straight and spilled from a stage.
- * libevent packed the copies into chains of 32 KiB (a power of two over a
- * copy and the chain's header), and the 24 KiB left spanned two of them.
- * Now they are packed into chains of 8 KiB: about the bytes left, what the
- * first chain has sent already and the last chain's room.
+ * down to about a share, straight and spilled from a stage.  libevent
+ * packed the copies into chains of 32 KiB (a power of two over a copy and
+ * the chain's header), and a share of 24 KiB spanned two of them.  Now
+ * they are packed into chains of 8 KiB, or of 4 KiB with fo_small (in a
+ * spike): about the bytes left, what the first chain has sent already and
+ * the last chain's room, a chain's size at most between the two.  Returns
+ * the heap taken.
  */
-static void
-slow_queue(int staged, size_t len)
+static size_t
+slow_queue(int staged, size_t len, size_t share, int small)
 {
 	const uint8_t	*body = src(len);
 	struct evbuffer	*q = evbuffer_new();
-	size_t		 before, heap, left, i;
+	size_t		 before, heap, left, i, chain = small ? 4096 : 8192;
 
 	before = mallinfo2().uordblks;
 	for (i = 0; i < 40; i++) {
@@ -398,25 +400,37 @@ slow_queue(int staged, size_t len)
 			fcgi_out_stage(to(q), &stage, 1 << 20);
 		else
 			to(q);
+		fo.fo_small = small;
 		ck_assert_int_eq(fcgi_out_stdout_copy(&fo, 1, body, len), 0);
 		ck_assert_int_eq(fcgi_out_spill(&fo, 0), 0);
 		left = evbuffer_get_length(q);
-		if (left > 24 * 1024)
-			ck_assert_int_eq(evbuffer_drain(q, left - 24 * 1024 +
-			    i * 97 % 4096), 0);
+		if (left > share)
+			ck_assert_int_eq(evbuffer_drain(q, left - share +
+			    i * 97 % chain), 0);
 	}
 	left = evbuffer_get_length(q);
 	heap = mallinfo2().uordblks - before;
-	ck_assert_msg(heap <= left + len + 4096,
-	    "%s copies of %zu B, %zu B left queued, took %zu B of heap",
-	    staged ? "staged" : "direct", len, left, heap);
+	ck_assert_msg(heap <= left + 2 * chain,
+	    "%s copies of %zu B in %zu B chains, %zu B left queued, took %zu B "
+	    "of heap", staged ? "staged" : "direct", len, chain, left, heap);
 	evbuffer_free(q);
+	fo.fo_small = 0;
+	return heap;
 }
 
 START_TEST(copies_cost_their_size)
 {
-	slow_queue(0, 16384);
-	slow_queue(1, 12000);
+	size_t	 big, small;
+
+	(void)slow_queue(0, 16384, 24 * 1024, 0);
+	(void)slow_queue(1, 12000, 24 * 1024, 0);
+	/* The share of 10,000 slow readers on the defaults: in 4 KiB
+	   chains, less than in 8 KiB. */
+	big = slow_queue(0, 16384, 12 * 1024, 0);
+	small = slow_queue(0, 16384, 12 * 1024, 1);
+	ck_assert_msg(small < big, "4 KiB chains took %zu B, 8 KiB %zu B",
+	    small, big);
+	(void)slow_queue(1, 12000, 12 * 1024, 1);
 }
 END_TEST
 

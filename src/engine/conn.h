@@ -101,8 +101,8 @@ struct conn {
 						   deadline at or before the
 						   real one (checked on fire) */
 	unsigned		 c_unix:1;	/* a unix socket (no TCP) */
-	unsigned		 c_thin:1;	/* its send buffer cut (conn_thin)
-						   while it holds */
+	unsigned		 c_thin:1;	/* kept lean in a spike while it
+						   holds (conn_thin) */
 	/* Bit-fields, and c_fd beside them: an idle connection's size. */
 	enum conn_state		 c_state:3;
 	enum conn_timer		 c_timer_kind:3;

@@ -47,6 +47,7 @@ struct fcgi_stage {
 struct fcgi_out {
 	struct evbuffer		*fo_queue;
 	struct fcgi_stage	*fo_stage;	/* gather here first; or NULL */
+	unsigned		 fo_small;	/* copies in 4 KiB chains, not 8 */
 };
 
 /*
