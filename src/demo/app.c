@@ -24,7 +24,13 @@
 #include "fcgi_proto.h"
 
 #define PATTERN_PERIOD	64
+/*
+ * /stream makes what its room asks for, from STREAM_MIN to STREAM_CHUNK
+ * bytes a call: a whole chunk into a share of a few KiB would pass it by
+ * up to a chunk (at 10,000 slow readers, 3 KiB of evfcgid's queue each).
+ */
 #define STREAM_CHUNK	16384
+#define STREAM_MIN	4096
 #define SLEEP_MAX_MS	3600000
 
 struct body {
@@ -256,9 +262,11 @@ produce_stream(struct evfcgi_req *req, size_t room, void *arg)
 	uint8_t		 chunk[STREAM_CHUNK];
 	size_t		 i, n;
 
-	(void)room;
-	n = b->b_total - b->b_pos < STREAM_CHUNK ?
-	    (size_t)(b->b_total - b->b_pos) : STREAM_CHUNK;
+	n = room < STREAM_CHUNK ? room : STREAM_CHUNK;
+	if (n < STREAM_MIN)
+		n = STREAM_MIN;
+	if (b->b_total - b->b_pos < n)
+		n = (size_t)(b->b_total - b->b_pos);
 	for (i = 0; i < n; i++)
 		chunk[i] = (uint8_t)APP_PATTERN_LINE[(b->b_pos + i) %
 		    PATTERN_PERIOD];
