@@ -17,14 +17,18 @@
 static struct event_base	*base;
 static struct budget		 b;
 
-/* The daemon's defaults: --max-queued 256m, --share-floor 16k,
-   --high-water 256k. */
+/* The daemon's defaults: --max-queued 128m, --share-floor 8k,
+   --high-water 256k.  PART: the holders' 7/8 of the cap. */
+#define CAP	(128 * MIB)
+#define FLOOR	(8 * KIB)
+#define HIGH	(256 * KIB)
+#define PART	(CAP - CAP / 8)
 static void
 setup(void)
 {
 	ck_assert_ptr_nonnull(base = event_base_new());
-	ck_assert_int_eq(budget_init(&b, base, 256 * MIB), 0);
-	budget_shares(&b, 16 * KIB, 256 * KIB);
+	ck_assert_int_eq(budget_init(&b, base, CAP), 0);
+	budget_shares(&b, FLOOR, HIGH);
 }
 
 static void
@@ -54,23 +58,25 @@ holders(uint64_t n)
 /* 7/8 of the cap divided among the holders, between floor and high. */
 START_TEST(share_shrinks)
 {
-	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	ck_assert_uint_eq(budget_share(&b), HIGH);
 	holders(1);
-	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
-	holders(896);
-	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	ck_assert_uint_eq(budget_share(&b), HIGH);
+	holders(448);
+	ck_assert_uint_eq(budget_share(&b), HIGH);
+	holders(449);
+	ck_assert_uint_lt(budget_share(&b), HIGH);
 	holders(1000);
-	ck_assert_uint_eq(budget_share(&b), 224 * MIB / 1000);
+	ck_assert_uint_eq(budget_share(&b), PART / 1000);
 	holders(3000);
-	ck_assert_uint_eq(budget_share(&b), 224 * MIB / 3000);
+	ck_assert_uint_eq(budget_share(&b), PART / 3000);
 	holders(10000);
-	ck_assert_uint_eq(budget_share(&b), 224 * MIB / 10000);
+	ck_assert_uint_eq(budget_share(&b), PART / 10000);
 	holders(14336);
-	ck_assert_uint_eq(budget_share(&b), 16 * KIB);
+	ck_assert_uint_eq(budget_share(&b), FLOOR);
 	holders(20000);
-	ck_assert_uint_eq(budget_share(&b), 16 * KIB);
+	ck_assert_uint_eq(budget_share(&b), FLOOR);
 	holders(0);
-	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	ck_assert_uint_eq(budget_share(&b), HIGH);
 }
 END_TEST
 
@@ -78,13 +84,13 @@ END_TEST
 START_TEST(room_kept_for_the_rest)
 {
 	holders(1000);
-	held(224 * MIB);
+	held(PART);
 	ck_assert(budget_full(&b, 1));
 	ck_assert(!budget_full(&b, 0));
 	ck_assert(!budget_over(&b));
 	ck_assert(!budget_refuse(&b));
 	/* The rest filled too: producers wait, but no 503 above the floor. */
-	budget_add(&b, (long long)(32 * MIB));
+	budget_add(&b, (long long)(CAP / 8));
 	ck_assert(budget_full(&b, 0));
 	ck_assert(!budget_refuse(&b));
 }
@@ -97,11 +103,11 @@ END_TEST
 START_TEST(early_holders_leave_the_rest_its_part)
 {
 	holders(3000);
-	held(256 * MIB);
+	held(CAP);
 	ck_assert(budget_over(&b));
 	ck_assert(budget_full(&b, 1));
 	ck_assert(!budget_full(&b, 0));
-	budget_add(&b, (long long)(32 * MIB - 1));
+	budget_add(&b, (long long)(CAP / 8 - 1));
 	ck_assert(!budget_full(&b, 0));
 	budget_add(&b, 1);
 	ck_assert(budget_full(&b, 0));
@@ -110,19 +116,19 @@ START_TEST(early_holders_leave_the_rest_its_part)
 END_TEST
 
 /*
- * The first 503 with the defaults: 256m / 16k = 16384 holders at the
+ * The first 503 with the defaults: 128m / 8k = 16384 holders at the
  * floor, each holding it.  One fewer: each holder is full, and the room
  * left is one more floor, for a new one.
  */
 START_TEST(first_refusal_at_cap_over_floor)
 {
 	holders(16383);
-	held(16383 * 16 * KIB);
+	held(16383 * FLOOR);
 	ck_assert(budget_full(&b, 1));
 	ck_assert(!budget_full(&b, 0));
 	ck_assert(!budget_refuse(&b));
 	holders(16384);
-	held(16 * KIB);
+	held(FLOOR);
 	ck_assert(budget_refuse(&b));
 	ck_assert(budget_full(&b, 1));
 	ck_assert(budget_full(&b, 0));
@@ -139,8 +145,8 @@ END_TEST
 START_TEST(full_queue_refuses_only_when_floors_fill_it)
 {
 	holders(15000);
-	held(256 * MIB);		/* early holders above their share */
-	ck_assert_uint_eq(budget_share(&b), 16 * KIB);
+	held(CAP);			/* early holders above their share */
+	ck_assert_uint_eq(budget_share(&b), FLOOR);
 	ck_assert(!budget_refuse(&b));
 	ck_assert(!budget_full(&b, 0));	/* a drainer's room is there */
 	holders(16384);
@@ -152,11 +158,11 @@ END_TEST
 START_TEST(hold_cap_follows_the_floor)
 {
 	holders(15000);
-	ck_assert_uint_eq(b.b_hold_cap, 15000 * 16 * KIB);
+	ck_assert_uint_eq(b.b_hold_cap, 15000 * FLOOR);
 	holders(100);
-	ck_assert_uint_eq(b.b_hold_cap, 224 * MIB);
+	ck_assert_uint_eq(b.b_hold_cap, PART);
 	holders(100000);
-	ck_assert_uint_eq(b.b_hold_cap, 256 * MIB);
+	ck_assert_uint_eq(b.b_hold_cap, CAP);
 }
 END_TEST
 
@@ -171,7 +177,7 @@ START_TEST(hold_release_balance)
 		budget_hold(&b, 0, 1000);
 	ck_assert_uint_eq(b.b_holders, 0);
 	ck_assert_uint_eq(b.b_held, 0);
-	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	ck_assert_uint_eq(budget_share(&b), HIGH);
 }
 END_TEST
 
@@ -181,15 +187,15 @@ START_TEST(release_below_zero_and_floor_above_high)
 	budget_hold(&b, 0, 100);
 	ck_assert_uint_eq(b.b_holders, 0);
 	ck_assert_uint_eq(b.b_held, 0);
-	budget_shares(&b, 1 * MIB, 256 * KIB);
+	budget_shares(&b, 1 * MIB, HIGH);
 	holders(100000);
-	ck_assert_uint_eq(budget_share(&b), 256 * KIB);
+	ck_assert_uint_eq(budget_share(&b), HIGH);
 	/* Shares off (floor = high): refused once full, at cap / high
 	   holders, as without them. */
-	holders(1023);
-	held(256 * MIB);
+	holders(CAP / HIGH - 1);
+	held(CAP);
 	ck_assert(!budget_refuse(&b));
-	holders(1024);
+	holders(CAP / HIGH);
 	ck_assert(budget_refuse(&b));
 }
 END_TEST
@@ -213,7 +219,7 @@ waiter_cb(void *arg)
 	if (budget_full(&b, holder))
 		budget_wait(&b, w, holder);
 	else if (holder)
-		held(16 * KIB);		/* it produces its share */
+		held(16 * KIB);		/* it produces a chunk */
 }
 
 static void
@@ -249,7 +255,7 @@ START_TEST(full_part_wakes_no_holder)
 	wake();
 	ck_assert_uint_eq(runs, 0);
 	ck_assert_uint_eq(b.b_nwaiting_held, NWAIT);
-	/* A reader took 40 KiB: room for three holders' 16 KiB, in order. */
+	/* A reader took 40 KiB: room for three holders' chunks, in order. */
 	budget_add(&b, -40 * (long long)KIB);
 	budget_held(&b, -40 * (long long)KIB);
 	wake();

@@ -458,8 +458,10 @@ START_TEST(global_cap_answers_503)
 
 	lim.high_water = 64 * 1024;
 	lim.low_water = 16 * 1024;
-	/* A stuck reader holds more than the low mark: past the cap. */
+	/* A stuck reader holds more than the low mark: past the cap; and
+	   its floor alone fills the cap, so a new request is refused. */
 	lim.max_queued = 16 * 1024;
+	lim.share_floor = 16 * 1024;
 	start();
 	a = peer_new();
 	b = peer_new();

@@ -74,8 +74,8 @@ evfcgi_limits_default(struct evfcgi_limits *lim)
 	lim->max_body = 64 * 1024 * 1024;
 	lim->high_water = 256 * 1024;
 	lim->low_water = 64 * 1024;
-	lim->max_queued = 256 * 1024 * 1024;
-	lim->share_floor = 16 * 1024;
+	lim->max_queued = 128 * 1024 * 1024;
+	lim->share_floor = 8 * 1024;
 	lim->max_input = 256 * 1024 * 1024;
 	lim->sndbuf = 64 * 1024;
 	lim->header_timeout = 30;
