@@ -11,15 +11,8 @@
 # That control is the kernel's doing: the send buffer towards the client
 # autotunes from tcp_wmem's default, and how long Apache waits on it
 # depends on where it starts (with a default of 1 MiB the client was not
-# cut).  So, as root, the whole test runs in a network namespace of its
-# own with the kernel's stock tcp_rmem and tcp_wmem (scripts/netns-check),
-# whatever this machine's are; otherwise the control runs only where they
-# are the stock ones.
-STOCK_RMEM="4096 131072 6291456" STOCK_WMEM="4096 16384 4194304"
-if [ -z "${APACHE_IN_NETNS:-}" ] && [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
-	APACHE_IN_NETNS=1 exec "$(dirname "$0")/../scripts/netns-check" \
-		"$STOCK_RMEM" "$STOCK_WMEM" -- bash "$0" "$@"
-fi
+# cut).  So it runs on the kernel's stock TCP buffers (tests/stock-tcp.sh).
+source "$(dirname "$0")/stock-tcp.sh"
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
 source "$(dirname "$0")/frontends.sh"
@@ -71,12 +64,11 @@ K=200
 to=$(sed -n -E 's/^Timeout ([0-9]+)$/\1/p' "$APACHE_EXAMPLE")
 check "the example's Timeout found ('$to')" test -n "$to"
 to=$((${to:-900} / K))
-wmem=$(tr -s '\t ' ' ' </proc/sys/net/ipv4/tcp_wmem)
-if [ "$wmem" = "$STOCK_WMEM" ]; then
+if stock_tcp; then
 	check_slow_pair apache "$A" "$K" 2097152 100 "the example, Timeout scaled" "timeout=$to" \
 		"no SendBufferSize" "timeout=$to nosndbuf"
 else
-	ok "# SKIP no SendBufferSize (control): tcp_wmem here is '$wmem', not the stock '$STOCK_WMEM' (as root the test makes a namespace with it)"
+	ok "# SKIP no SendBufferSize (control): here $TCP_BUFS, not the stock ones (as root the test makes a namespace with them)"
 	check_slow_pair apache "$A" "$K" 2097152 100 "the example, Timeout scaled" "timeout=$to"
 fi
 
