@@ -28,6 +28,18 @@ struct parsed {
 	uint8_t		 last_type;
 };
 
+/* Under AddressSanitizer malloc is its own: mallinfo2() counts nothing. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HEAP_COUNTED	0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HEAP_COUNTED	0
+#endif
+#endif
+#ifndef HEAP_COUNTED
+#define HEAP_COUNTED	1
+#endif
+
 static uint8_t	*src_bytes;
 static struct fcgi_out	 fo;
 static struct fcgi_stage	 stage;
@@ -428,8 +440,9 @@ START_TEST(copies_cost_their_size)
 	   chains, less than in 8 KiB. */
 	big = slow_queue(0, 16384, 12 * 1024, 0);
 	small = slow_queue(0, 16384, 12 * 1024, 1);
-	ck_assert_msg(small < big, "4 KiB chains took %zu B, 8 KiB %zu B",
-	    small, big);
+	if (HEAP_COUNTED)
+		ck_assert_msg(small < big, "4 KiB chains took %zu B, 8 KiB "
+		    "%zu B", small, big);
 	(void)slow_queue(1, 12000, 12 * 1024, 1);
 }
 END_TEST
