@@ -166,6 +166,35 @@ START_TEST(hold_cap_follows_the_floor)
 }
 END_TEST
 
+/*
+ * The heap is trimmed when the last holder is done after a spike of 16
+ * MiB or more, once most of it is gone: the mark then starts again from
+ * what is queued.  Not while the queue stays high, nor after small ones.
+ */
+START_TEST(trim_once_a_spike_is_over)
+{
+	holders(3);
+	budget_add(&b, (long long)(32 * MIB));
+	ck_assert_uint_eq(b.b_trim, 32 * MIB);
+	budget_add(&b, -(long long)(32 * MIB - KIB));
+	holders(0);
+	ck_assert_uint_eq(b.b_trim, KIB);		/* trimmed */
+	/* A queue that stays high: no trim at each last holder. */
+	budget_add(&b, (long long)(20 * MIB));
+	holders(1);
+	holders(0);
+	ck_assert_uint_eq(b.b_trim, 20 * MIB + KIB);
+	/* A small spike: none. */
+	budget_add(&b, -(long long)(20 * MIB));
+	b.b_trim = b.b_queued;
+	budget_add(&b, (long long)(8 * MIB));
+	budget_add(&b, -(long long)(8 * MIB));
+	holders(1);
+	holders(0);
+	ck_assert_uint_eq(b.b_trim, 8 * MIB + KIB);
+}
+END_TEST
+
 /* Accounting that comes and goes leaves the shares where they began. */
 START_TEST(hold_release_balance)
 {
@@ -278,7 +307,8 @@ budget_suite(void)
 	    first_refusal_at_cap_over_floor, full_part_wakes_no_holder,
 	    full_queue_refuses_only_when_floors_fill_it, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0,
-	    hold_cap_follows_the_floor, hold_release_balance, NULL);
+	    hold_cap_follows_the_floor, trim_once_a_spike_is_over,
+	    hold_release_balance, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0,
 	    release_below_zero_and_floor_above_high, NULL);
 	return s;

@@ -59,6 +59,15 @@ check "evfcgid's RSS growth per slow client at most 96 KiB ($user_rss KiB)" \
 	test "$user_rss" -le 96
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
+# The spike over (the last holder's answers out), its heap goes back to
+# the system: glibc kept it, and the RSS stayed at the peak for good.
+addr=127.0.0.1:$EVFCGID_PORT
+none_holding() { [ "$(status_of "$addr" holding_sockets)" = 0 ]; }
+wait_until 5 none_holding
+rss2=$(rss_kib "$EVFCGID_PID")
+echo "# the spike over: RSS $rss0 KiB before, $rss1 KiB at the peak, $rss2 KiB after"
+check "the spike over, evfcgid's RSS back within 4 MiB of before ($rss0 -> $rss1 -> $rss2 KiB)" \
+	test "$rss2" -le $((rss0 + 4096))
 
 # The same spike over a unix socket (the examples' upstream): each holder's
 # send buffer is cut to half --share-floor (4k, 8 KiB once the kernel

@@ -6,13 +6,20 @@
 #include <sys/types.h>
 
 #include <stdint.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <event2/event.h>
 
 #include "budget.h"
 
+/* A spike that queued this much has its heap trimmed when it is over. */
+#define BUDGET_TRIM_AT	(16 * 1024 * 1024)
+
 static void	budget_wakecb(evutil_socket_t, short, void *);
 static void	budget_reshare(struct budget *);
+static void	budget_trim(struct budget *);
 static void	budget_run(struct budget *, struct budget_queue *, size_t,
 		    int);
 
@@ -64,8 +71,30 @@ budget_hold(struct budget *b, int on, size_t len)
 	} else if (b->b_holders > 0) {
 		b->b_holders--;
 		b->b_held -= len < b->b_held ? len : b->b_held;
+		if (b->b_holders == 0)
+			budget_trim(b);
 	}
 	budget_reshare(b);
+}
+
+/*
+ * The last holder's answers are out: after a spike that queued at least
+ * BUDGET_TRIM_AT, once less than half of that is still queued, the heap
+ * its queues took goes back to the system.  glibc keeps freed memory for
+ * the next allocations, and a spike's queues are freed piecemeal among
+ * live blocks: without a trim evfcgid's RSS stayed at the spike's peak
+ * for good.  Once a spike at most (the mark starts again from what is
+ * queued now); never on a quiet day, nor while the queue stays high.
+ */
+static void
+budget_trim(struct budget *b)
+{
+	if (b->b_trim < BUDGET_TRIM_AT || b->b_queued > b->b_trim / 2)
+		return;
+#ifdef __GLIBC__
+	(void)malloc_trim(0);
+#endif
+	b->b_trim = b->b_queued;
 }
 
 /*
@@ -94,6 +123,8 @@ budget_add(struct budget *b, long long delta)
 	b->b_queued += (uint64_t)delta;
 	if (b->b_queued > b->b_peak)
 		b->b_peak = b->b_queued;
+	if (b->b_queued > b->b_trim)
+		b->b_trim = b->b_queued;
 }
 
 int

@@ -39,6 +39,8 @@ struct budget {
 	uint64_t		 b_cap;
 	uint64_t		 b_queued;	/* bytes in all output buffers */
 	uint64_t		 b_peak;
+	uint64_t		 b_trim;	/* the most queued since the
+						   heap was last trimmed */
 	uint64_t		 b_holders;	/* connections holding output */
 	uint64_t		 b_held;	/* the bytes those hold */
 	uint64_t		 b_hold_cap;	/* what holders may fill */
