@@ -167,7 +167,7 @@ START_TEST(hold_cap_follows_the_floor)
 END_TEST
 
 /*
- * The heap is trimmed when the last holder is done after a spike of 16
+ * The heap is trimmed when the last holder is done after a spike of 4
  * MiB or more, once most of it is gone: the mark then starts again from
  * what is queued.  Not while the queue stays high, nor after small ones.
  */
@@ -187,11 +187,11 @@ START_TEST(trim_once_a_spike_is_over)
 	/* A small spike: none. */
 	budget_add(&b, -(long long)(20 * MIB));
 	b.b_trim = b.b_queued;
-	budget_add(&b, (long long)(8 * MIB));
-	budget_add(&b, -(long long)(8 * MIB));
+	budget_add(&b, (long long)(3 * MIB));
+	budget_add(&b, -(long long)(3 * MIB));
 	holders(1);
 	holders(0);
-	ck_assert_uint_eq(b.b_trim, 8 * MIB + KIB);
+	ck_assert_uint_eq(b.b_trim, 3 * MIB + KIB);
 }
 END_TEST
 

@@ -65,7 +65,8 @@ addr=127.0.0.1:$EVFCGID_PORT
 none_holding() { [ "$(status_of "$addr" holding_sockets)" = 0 ]; }
 wait_until 5 none_holding
 rss2=$(rss_kib "$EVFCGID_PID")
-echo "# the spike over: RSS $rss0 KiB before, $rss1 KiB at the peak, $rss2 KiB after"
+peak=$(status_of "$addr" peak_bytes_queued)
+echo "# the spike over (peak queued $peak B): RSS $rss0 KiB before, $rss1 KiB at the peak, $rss2 KiB after"
 check "the spike over, evfcgid's RSS back within 4 MiB of before ($rss0 -> $rss1 -> $rss2 KiB)" \
 	test "$rss2" -le $((rss0 + 4096))
 

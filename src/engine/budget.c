@@ -15,7 +15,7 @@
 #include "budget.h"
 
 /* A spike that queued this much has its heap trimmed when it is over. */
-#define BUDGET_TRIM_AT	(16 * 1024 * 1024)
+#define BUDGET_TRIM_AT	(4 * 1024 * 1024)
 
 static void	budget_wakecb(evutil_socket_t, short, void *);
 static void	budget_reshare(struct budget *);
