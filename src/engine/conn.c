@@ -522,11 +522,11 @@ conn_thin(struct conn *c, int on)
 		return;
 	c->c_thin = on;
 	c->c_link.rl_out.fo_small = on;
-	if (!c->c_unix || lim->sndbuf == 0)
+	/* Half the floor cuts nothing when it is not below the usual. */
+	if (!c->c_unix || lim->sndbuf == 0 ||
+	    lim->share_floor / 2 >= lim->sndbuf / 4)
 		return;
 	sb = (int)(on ? lim->share_floor / 2 : lim->sndbuf / 4);
-	if (sb > (int)(lim->sndbuf / 4))
-		sb = (int)(lim->sndbuf / 4);
 	(void)setsockopt(c->c_fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
 }
 
@@ -534,10 +534,11 @@ conn_thin(struct conn *c, int on)
  * The share, but no more than c has shown it drains: c_allow starts at the
  * floor when c comes while shares are below the high mark, and doubles
  * each time c's peer reads its output down to its low mark after the
- * kernel refused some (a fast peer at once, a modem in seconds).  Thousands of slow readers arriving together queue a floor
- * each, not the larger share the first of them would see, which they would
- * keep until read (a minute at 4 KB/s); in quiet times a new connection
- * pays no steps.
+ * kernel refused some (a fast peer at once, a modem in seconds).
+ * Thousands of slow readers arriving together queue a floor each, not the
+ * larger share the first of them would see, which they would keep until
+ * read (a minute at 4 KB/s); in quiet times a new connection pays no
+ * steps.
  */
 size_t
 conn_high(const struct conn *c)

@@ -213,10 +213,11 @@ out_ref(struct fcgi_out *o, const void *p, size_t len)
 }
 
 /*
- * A copy of len bytes onto o's queue, packed (see OUT_PIECE).  Not evbuffer_add:
- * it sizes a new chain after the last chain holding data, so behind a 64
- * KiB slice added by reference it would allocate 64 KiB to hold 8 bytes
- * (malloc churn that glibc trims and takes back by brk at every request).
+ * A copy of len bytes onto o's queue, packed (see OUT_PIECE).  Not
+ * evbuffer_add: it sizes a new chain after the last chain holding data,
+ * so behind a 64 KiB slice added by reference it would allocate 64 KiB to
+ * hold 8 bytes (malloc churn that glibc trims and takes back by brk at
+ * every request).
  * evbuffer_reserve_space over two extents fills the last chain's room and
  * makes a new chain only as large as the rest asks.
  */
