@@ -64,13 +64,12 @@ K=200
 to=$(sed -n -E 's/^Timeout ([0-9]+)$/\1/p' "$APACHE_EXAMPLE")
 check "the example's Timeout found ('$to')" test -n "$to"
 to=$((${to:-900} / K))
-if stock_tcp; then
-	check_slow_pair apache "$A" "$K" 2097152 100 "the example, Timeout scaled" "timeout=$to" \
-		"no SendBufferSize" "timeout=$to nosndbuf"
-else
+control=("no SendBufferSize" "timeout=$to nosndbuf")
+stock_tcp || {
 	ok "# SKIP no SendBufferSize (control): here $TCP_BUFS, not the stock ones (as root the test makes a namespace with them)"
-	check_slow_pair apache "$A" "$K" 2097152 100 "the example, Timeout scaled" "timeout=$to"
-fi
+	control=()
+}
+check_slow_pair apache "$A" "$K" 2097152 100 "the example, Timeout scaled" "timeout=$to" "${control[@]}"
 
 # The example's own way: evfcgid on a unix socket of this host.  Apache's
 # children (www-data) connect to it: the directory is let through and the

@@ -61,9 +61,7 @@ kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
 # The spike over (the last holder's answers out), its heap goes back to
 # the system: glibc kept it, and the RSS stayed at the peak for good.
-addr=127.0.0.1:$EVFCGID_PORT
-none_holding() { [ "$(status_of "$addr" holding_sockets)" = 0 ]; }
-wait_until 5 none_holding
+wait_until 5 eval '! holding_at_least 1'
 rss2=$(rss_kib "$EVFCGID_PID")
 peak=$(status_of "$addr" peak_bytes_queued)
 echo "# the spike over (peak queued $peak B): RSS $rss0 KiB before, $rss1 KiB at the peak, $rss2 KiB after"
