@@ -158,6 +158,9 @@ peer_parse(struct peer *p)
 			continue;
 		}
 		r = &p->r[rec.hdr.request_id];
+		/* Nothing for an id after its END_REQUEST (FastCGI 1.0 5.5). */
+		ck_assert_msg(!r->ended, "record type %u for id %u after its "
+		    "END_REQUEST", rec.hdr.type, rec.hdr.request_id);
 		if (rec.hdr.type == FCGI_STDOUT)
 			resp_stdout(r, &rec);
 		else if (rec.hdr.type == FCGI_END_REQUEST) {

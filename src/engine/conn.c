@@ -340,6 +340,13 @@ conn_close(struct conn *c, const char *why)
 	else
 		log_debug("%s: closed", c->c_peer);
 	conn_set_state(c, CONN_DEAD);
+	/*
+	 * Abort callbacks run below: one that answers another request of c
+	 * queues nothing (the stream is broken), and whatever it ends, c
+	 * is freed only once this close is done (conn_leave()).
+	 */
+	c->c_link.rl_broken = 1;
+	conn_enter(c);
 	while ((r = TAILQ_FIRST(&c->c_reqs)) != NULL) {
 		TAILQ_REMOVE(&c->c_reqs, r, r_entry);
 		if (r->r_state == REQ_HANDLER)
@@ -378,8 +385,7 @@ conn_close(struct conn *c, const char *why)
 	c->c_pwake = NULL;
 	env->ce_st->connections--;
 	env->ce_closed(env->ce_arg, c);
-	if (c->c_in_cb == 0)
-		free(c);
+	conn_leave(c);
 }
 
 /*

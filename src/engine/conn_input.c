@@ -353,6 +353,8 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 	    (r = req_new(&c->c_link, id, flags & FCGI_KEEP_CONN)) == NULL)
 		refuse = FCGI_OVERLOADED;
 	else if (conn_req_add(c, r) == -1) {
+		/* Refused after all: not one of the requests accepted. */
+		c->c_env->ce_st->requests_total--;
 		req_free(r);
 		refuse = FCGI_OVERLOADED;
 	}

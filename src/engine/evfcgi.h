@@ -27,7 +27,11 @@
  * the request, never after it finished; it must release what the
  * application keeps for the request (timers, producer state): the engine
  * frees the request and closes a pending evfcgi_write_fd() descriptor
- * itself.  Strings the accessors return belong to the request and die
+ * itself.  Inside it the request is already ended: it may be read, and
+ * every call that would answer it or set it up (respond, header, the
+ * writes, produce, finish, on_body ...) returns -1 and queues nothing (a
+ * descriptor or reference handed over is closed or released as on any
+ * refusal), so the peer gets at most one END_REQUEST for it.  Strings the accessors return belong to the request and die
  * with it.  Nothing here may be called from another thread.
  */
 #ifndef EVFCGI_H
@@ -60,7 +64,7 @@ struct evfcgi_limits {
 	int	write_timeout;		/* s of queued output without progress */
 	int	drain_timeout;		/* s allowed to finish after SIGTERM */
 	size_t	share_floor;		/* a slow connection's share of
-					   max_queued: at least this (16k) */
+					   max_queued: at least this (8k) */
 };
 
 struct evfcgi_stats {
@@ -283,6 +287,9 @@ const char *evfcgi_param(struct evfcgi_req *req, const char *name);
 /*
  * Iterates over all params in the order they came: start with *i = 0;
  * returns 1 with *name and *value set (and *i advanced), 0 at the end.
+ * A pair whose name holds a NUL byte (only a hostile peer sends one) is
+ * skipped, as evfcgi_param() never finds it; a value is read up to its
+ * first NUL byte, here and by evfcgi_param() alike.
  */
 int	evfcgi_param_next(struct evfcgi_req *req, size_t *i,
 	    const char **name, const char **value);
@@ -547,8 +554,9 @@ int	evfcgi_route_body_limit(struct evfcgi_server *srv, const char *path,
  * it writes at most size (EVFCGI_ERROR_PAGE_MAX) bytes into buf, may set
  * *ctype to a string that stays valid after it returns (a literal), and
  * returns the body's length.  Returning -1 (or more than size) sends the
- * engine's own page.  It may read req (evfcgi_param() ...) but must not
- * answer it.
+ * engine's own page, as does a *ctype that is NULL, empty, longer than 256
+ * bytes or holding a control character (logged).  It may read req
+ * (evfcgi_param() ...); a call that would answer it returns -1.
  */
 #define EVFCGI_ERROR_PAGE_MAX	4096
 typedef int	(*evfcgi_error_page)(struct evfcgi_req *req, int status,

@@ -241,10 +241,27 @@ req_free(struct evfcgi_req *r)
 }
 
 void
+req_release_app(struct evfcgi_req *r)
+{
+	evfcgi_abort_cb	 fn = r->r_abort;
+
+	r->r_abort = NULL;
+	r->r_body_cb = NULL;
+	if (r->r_state != REQ_HANDLER || fn == NULL)
+		return;
+	r->r_app_locked = 1;
+	fn(r, r->r_abort_arg);
+	r->r_app_locked = 0;
+	/* What it set meanwhile is not called: the application let go. */
+	r->r_abort = NULL;
+	r->r_body_cb = NULL;
+	r->r_producer = NULL;
+}
+
+void
 req_kill(struct evfcgi_req *r)
 {
-	if (r->r_state == REQ_HANDLER && r->r_abort != NULL)
-		r->r_abort(r, r->r_abort_arg);
+	req_release_app(r);
 	req_free(r);
 }
 
@@ -626,12 +643,7 @@ static void
 req_engine_end(struct evfcgi_req *r, int status, const char *why,
     uint64_t limit)
 {
-	evfcgi_abort_cb	 fn = r->r_abort;
-
-	r->r_abort = NULL;
-	r->r_body_cb = NULL;
-	if (fn != NULL)
-		fn(r, r->r_abort_arg);
+	req_release_app(r);
 	r->r_hdrs.b_len = 0;
 	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
 	req_refuse(r, status, why, limit);
@@ -715,7 +727,6 @@ int
 req_produce(struct evfcgi_req *r, size_t room)
 {
 	struct req_link	*l = r->r_link;
-	evfcgi_abort_cb	 fn;
 	uint64_t	 sent = r->r_sent;
 	int		 rc;
 
@@ -738,14 +749,9 @@ req_produce(struct evfcgi_req *r, size_t room)
 		 * all it gets; the application lets go of its state in the
 		 * abort callback, as when the engine ends a request.
 		 */
-		if ((fn = r->r_abort) != NULL) {
-			r->r_abort = NULL;
-			fn(r, r->r_abort_arg);
-		}
-		if (l->rl_prod == r) {
-			l->rl_prod = NULL;
-			(void)evfcgi_finish(r);
-		}
+		req_release_app(r);
+		l->rl_prod = NULL;
+		(void)evfcgi_finish(r);
 		return 1;
 	}
 	l->rl_prod = NULL;
@@ -775,6 +781,14 @@ int
 evfcgi_param_next(struct evfcgi_req *r, size_t *i, const char **name,
     const char **value)
 {
+	/*
+	 * A name with a NUL byte in it is no name a C string can say:
+	 * evfcgi_param() never finds it (lengths differ), so nothing that
+	 * iterates sees it either, and every reader reads the same pairs.
+	 */
+	while (*i < r->r_npv &&
+	    strlen(r->r_pv[*i].p_name) != r->r_pv[*i].p_nlen)
+		(*i)++;
 	if (*i >= r->r_npv)
 		return 0;
 	*name = r->r_pv[*i].p_name;
@@ -869,7 +883,8 @@ evfcgi_data(struct evfcgi_req *r)
 int
 evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
 {
-	if (!r->r_stream || r->r_state != REQ_HANDLER || r->r_body_told)
+	if (!r->r_stream || r->r_state != REQ_HANDLER || r->r_body_told ||
+	    r->r_app_locked)
 		return -1;
 	r->r_body_cb = fn;
 	r->r_body_arg = arg;
@@ -885,7 +900,7 @@ evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
 int
 evfcgi_body_limit(struct evfcgi_req *r, uint64_t max)
 {
-	if (!r->r_stream || r->r_state != REQ_HANDLER)
+	if (!r->r_stream || r->r_state != REQ_HANDLER || r->r_app_locked)
 		return -1;
 	if (max > 0 && (r->r_body_seen > max ||
 	    (r->r_clen >= 0 && (uint64_t)r->r_clen > max)))

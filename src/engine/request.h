@@ -138,6 +138,12 @@ struct evfcgi_req {
 	struct timespec		 r_t0;		/* BEGIN_REQUEST read at,
 						   CLOCK_MONOTONIC */
 	int			 r_reject;	/* status to answer, 0: none */
+	/*
+	 * The application's code runs inside the engine's own ending or
+	 * answer of r (its abort callback, the error page maker): every
+	 * public call that would answer or end r returns -1 meanwhile.
+	 */
+	unsigned		 r_app_locked:1;
 	size_t			 r_charged_params; /* of the global input */
 	size_t			 r_charged_body;	/* cap, held until freed */
 	/* Kept when the request goes back to the pool: */
@@ -208,10 +214,20 @@ struct evfcgi_req {
  */
 struct evfcgi_req *req_new(struct req_link *link, uint16_t id, int keep);
 
-/* Frees r and what it holds; says nothing on the wire.  Idempotent-free. */
+/*
+ * Frees r and what it holds (back to the pool); says nothing on the wire.
+ * Call it once: r is gone after it.
+ */
 void	req_free(struct evfcgi_req *r);
 
-/* r dies unfinished: its abort callback runs (if it had begun), then freed. */
+/*
+ * The application lets go of r: if it holds r (REQ_HANDLER), its abort
+ * callback runs once, with r locked (r_app_locked) so that nothing it
+ * calls on r answers or ends it.  r is still the engine's after it.
+ */
+void	req_release_app(struct evfcgi_req *r);
+
+/* r dies unfinished: req_release_app(), then freed. */
 void	req_kill(struct evfcgi_req *r);
 
 /*

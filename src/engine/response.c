@@ -34,6 +34,7 @@ static int	req_body_writable(struct evfcgi_req *, size_t);
 static void	hdr_drop(struct req_buf *, const char *);
 static int	req_head_out(struct evfcgi_req *, int, const char *,
 		    const char *, long long, const void *, size_t);
+static int	req_engine_page(struct evfcgi_req *, int, const char *);
 
 /* RFC 9110 section 15, and 429/431 (RFC 6585), 451 (RFC 7725). */
 static const struct {
@@ -101,12 +102,15 @@ req_status_text(int status)
 	return "Unknown";
 }
 
-/* Whether r may still queue output: answering, and its stream intact. */
+/*
+ * Whether r may still queue output: answering, its stream intact, and not
+ * in the middle of the engine's own end or answer of it (r_app_locked).
+ */
 static int
 req_can_write(struct evfcgi_req *r)
 {
 	return (r->r_state == REQ_HANDLER || r->r_state == REQ_STDIN) &&
-	    !r->r_link->rl_broken;
+	    !r->r_link->rl_broken && !r->r_app_locked;
 }
 
 /*
@@ -154,9 +158,11 @@ hdr_num(char *b, size_t len, size_t *off, long long v)
 	return hdr_put(b, len, off, d + i, sizeof(d) - i);
 }
 
-#define HDR_PUT(s)	hdr_put(buf, sizeof(buf), &n, s, strlen(s))
+/* Into req_head_out()'s buf, keeping 2 bytes for the block's last CRLF. */
+#define HDR_PUT(s)	hdr_put(buf, sizeof(buf) - 2, &n, s, strlen(s))
 #define HDR_MAX		65536	/* bytes of evfcgi_header_add() lines */
 #define AUTH_ONE_RECORD	8192	/* an authorizer's body sent with its header */
+#define ERRPAGE_CTYPE_MAX 256	/* an error page maker's Content-Type */
 
 /* Whether s is an HTTP token (RFC 9110 5.6.2), not empty. */
 static int
@@ -232,6 +238,8 @@ hdr_variable_reserved(const char *name)
 	const char	*v = name + 9;
 	size_t		 i;
 
+	if (strncasecmp(name, "Variable-", 9) != 0)
+		return 0;
 	if (strncasecmp(v, "LD_", 3) == 0 || strncasecmp(v, "HTTP_", 5) == 0)
 		return 1;
 	for (i = 0; reserved[i] != NULL; i++)
@@ -364,15 +372,19 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 		hdr_drop(h, "Content-Type");
 	/* By hand: snprintf was a tenth of the daemon's own time a /hello. */
 	if (HDR_PUT("Status: ") == -1 ||
-	    hdr_num(buf, sizeof(buf), &n, status) == -1 ||
+	    hdr_num(buf, sizeof(buf) - 2, &n, status) == -1 ||
 	    HDR_PUT(" ") == -1 || HDR_PUT(reason) == -1 ||
 	    HDR_PUT("\r\n") == -1 ||
 	    (ctype != NULL && (HDR_PUT("Content-Type: ") == -1 ||
 	    HDR_PUT(ctype) == -1 || HDR_PUT("\r\n") == -1)) ||
 	    (content_length >= 0 && (HDR_PUT("Content-Length: ") == -1 ||
-	    hdr_num(buf, sizeof(buf), &n, content_length) == -1 ||
-	    HDR_PUT("\r\n") == -1)))
+	    hdr_num(buf, sizeof(buf) - 2, &n, content_length) == -1 ||
+	    HDR_PUT("\r\n") == -1))) {
+		log_warn("%s: request %u: status line and Content-Type above "
+		    "%zu bytes refused", r->r_link->rl_peer, r->r_id,
+		    sizeof(buf) - 2);
 		return -1;
+	}
 	r->r_hdr = HDR_SENT;
 	r->r_status = status;
 	r->r_nobody = nobody;
@@ -380,8 +392,8 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 	if (tlen > 0 && req_body_writable(r, tlen) != 1)
 		tlen = 0;	/* no body (HEAD) */
 	if (h->b_len == 0 && tlen == 0) {
-		if (HDR_PUT("\r\n") == -1)
-			return -1;
+		memcpy(buf + n, "\r\n", 2);
+		n += 2;
 		return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out,
 		    r->r_id, buf, n));
 	}
@@ -492,13 +504,16 @@ evfcgi_write_ref_free(struct evfcgi_req *r, const void *data, size_t len,
 	const uint8_t		*p = data;
 	uint8_t			 hdr[FCGI_HEADER_LEN], pad;
 	size_t			 n;
-	int			 ok, rc = 0;
+	int			 ok = 0, rc = 0;
 
-	if ((ok = req_body_writable(r, len)) <= 0 || len == 0 ||
-	    (h = malloc(sizeof(*h))) == NULL) {
+	/* The hold first: a body counted as sent is one that is queued. */
+	h = len > 0 ? malloc(sizeof(*h)) : NULL;
+	if ((len > 0 && h == NULL) ||
+	    (ok = req_body_writable(r, len)) <= 0 || len == 0) {
+		free(h);
 		if (freefn != NULL)
 			freefn(data, arg);
-		return ok == -1 || (ok == 1 && len > 0) ? -1 : 0;
+		return (len > 0 && h == NULL) || ok == -1 ? -1 : 0;
 	}
 	*h = (struct ref_hold){ freefn, arg, data, 1 };
 	/*
@@ -612,7 +627,7 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 int
 evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
 {
-	if (r->r_state != REQ_HANDLER)
+	if (r->r_state != REQ_HANDLER || r->r_app_locked)
 		return -1;
 	r->r_producer = fn;
 	r->r_producer_arg = arg;
@@ -624,7 +639,7 @@ evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
 int
 evfcgi_produce_need(struct evfcgi_req *r, size_t nbytes)
 {
-	if (r->r_state != REQ_HANDLER)
+	if (r->r_state != REQ_HANDLER || r->r_app_locked)
 		return -1;
 	r->r_prod_need = nbytes;
 	return 0;
@@ -658,7 +673,8 @@ req_finish(struct evfcgi_req *r, int cut)
 	struct req_link	*l = r->r_link;
 	int		 rc = l->rl_broken ? -1 : 0;
 
-	if (r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN)
+	if ((r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN) ||
+	    r->r_app_locked)
 		return -1;
 	req_fd_close(r);
 	if (!cut && r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
@@ -715,10 +731,14 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 		tlen = len;
 	if (req_head_out(r, status, NULL, ctype, (long long)len, body,
 	    tlen) == -1) {
-		/* Refused (logged): a 500 in its place, not an empty answer. */
+		/*
+		 * Refused (logged): the engine's own 500 in its place, not an
+		 * empty answer; never the error page maker's, which may be
+		 * what was refused.
+		 */
 		if (req_can_write(r) && r->r_hdr == HDR_NONE) {
 			r->r_hdrs.b_len = 0;
-			(void)evfcgi_respond_error(r, 500, NULL);
+			(void)req_engine_page(r, 500, NULL);
 			return -1;
 		}
 		rc = -1;
@@ -732,9 +752,10 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 int
 evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 {
-	char	 body[256];
 	int	 n;
 
+	if (r->r_app_locked)
+		return -1;
 	if (r->r_hdr == HDR_SENT) {
 		log_warn("%s: request %u: status %d after the header was sent:"
 		    " the answer is cut", r->r_link->rl_peer, r->r_id,
@@ -742,8 +763,23 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 		(void)req_finish(r, 1);
 		return -1;
 	}
+	if (!req_can_write(r))
+		return -1;
 	if ((n = req_error_page(r, status, detail)) != -1)
 		return n == 0 ? 0 : -1;
+	return req_engine_page(r, status, detail);
+}
+
+/*
+ * Answers status with the engine's own text/plain page, detail after the
+ * reason phrase.  Returns as evfcgi_respond().
+ */
+static int
+req_engine_page(struct evfcgi_req *r, int status, const char *detail)
+{
+	char	 body[256];
+	int	 n;
+
 	n = snprintf(body, sizeof(body), "%d %s%s%s\n", status,
 	    req_status_text(status), detail != NULL ? ": " : "",
 	    detail != NULL ? detail : "");
@@ -756,19 +792,34 @@ int
 req_error_page(struct evfcgi_req *r, int status, const char *detail)
 {
 	const struct req_env	*env = r->r_link->rl_env;
-	const char		*ctype = "text/plain";
+	const char		*ctype = "text/plain", *why = NULL;
 	char			 page[EVFCGI_ERROR_PAGE_MAX];
 	int			 n;
 
-	if (env->re_errpage == NULL)
+	if (env->re_errpage == NULL || !req_can_write(r) ||
+	    r->r_hdr != HDR_NONE)
 		return -1;
+	/* The maker reads r; whatever it calls to answer r is refused. */
+	r->r_app_locked = 1;
 	n = env->re_errpage(r, status, detail, &ctype, page, sizeof(page),
 	    env->re_errpage_arg);
-	if (n < 0 || (size_t)n > sizeof(page)) {
-		if (n >= 0)
-			log_warn("%s: request %u: error page of %d bytes "
-			    "refused: the engine's is sent", r->r_link->rl_peer,
-			    r->r_id, n);
+	r->r_app_locked = 0;
+	if (n < 0)
+		return -1;
+	if ((size_t)n > sizeof(page)) {
+		log_warn("%s: request %u: error page of %d bytes refused: the "
+		    "engine's is sent", r->r_link->rl_peer, r->r_id, n);
+		return -1;
+	}
+	if (ctype == NULL || *ctype == '\0')
+		why = "no Content-Type";
+	else if (strlen(ctype) > ERRPAGE_CTYPE_MAX)
+		why = "a Content-Type above 256 bytes";
+	else if (hdr_value_bad(ctype))
+		why = "a control character in the Content-Type";
+	if (why != NULL) {
+		log_warn("%s: request %u: error page refused (%s): the "
+		    "engine's is sent", r->r_link->rl_peer, r->r_id, why);
 		return -1;
 	}
 	return evfcgi_respond(r, status, ctype, page, (size_t)n) == 0 ? 0 : 1;
