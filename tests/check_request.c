@@ -144,6 +144,9 @@ dispatch(struct evfcgi_req *r, evfcgi_handler fn, void *arg, int full)
 	req_dispatch(r, full);
 }
 
+/* Whether stdout_text() met the cut mark (it is the output's last bytes). */
+static int	 saw_cut;
+
 /* The STDOUT bytes in the output, NUL-ended (static). */
 static const char *
 stdout_text(void)
@@ -155,7 +158,14 @@ stdout_text(void)
 	struct fcgi_record	 rec;
 	ssize_t			 n;
 
+	saw_cut = 0;
 	while (off < len) {
+		if (b[off] == 0) {
+			/* fcgi_out_cut(): 8 bytes of version 0, the end. */
+			ck_assert_uint_eq(len - off, FCGI_HEADER_LEN);
+			saw_cut = 1;
+			break;
+		}
 		ck_assert_int_gt(n = fcgi_parse(b + off, len - off, &rec), 0);
 		if (rec.hdr.type == FCGI_STDOUT) {
 			ck_assert_uint_lt(tlen + rec.hdr.content_length,
@@ -268,6 +278,9 @@ START_TEST(second_header_refused)
 	ck_assert_int_eq(n_done, 1);
 	ck_assert_str_eq(stdout_text(), "Status: 200 OK\r\nContent-Type: "
 	    "text/plain\r\n\r\nbody");
+	/* The answer is cut: the mark, and nothing after it. */
+	ck_assert(saw_cut);
+	ck_assert(flink.rl_cut && flink.rl_broken);
 	ck_assert_int_eq(evfcgi_write(r, "more", 4), -1);
 	req_free(r);
 }
@@ -770,7 +783,10 @@ START_TEST(declared_length_kept)
 	ck_assert_int_eq(n_done, 1);
 	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\nContent-Type: "
 	    "text/plain\r\nContent-Length: 5\r\n\r\nabc");
+	ck_assert(saw_cut);
 	req_free(r);
+	/* A cut link takes nothing more: the next request as on a new one. */
+	flink.rl_cut = flink.rl_broken = 0;
 	r = req_handled(NULL);
 	ck_assert_int_eq(evfcgi_header(r, 200, NULL, 3), 0);
 	ck_assert_int_eq(evfcgi_write(r, "ab", 2), 0);
@@ -781,6 +797,8 @@ START_TEST(declared_length_kept)
 	ck_assert_int_eq(r->r_keep, 0);
 	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\n"
 	    "Content-Length: 3\r\n\r\nabc");
+	/* Writes past the length refused: whole as told, not cut. */
+	ck_assert(!saw_cut);
 	req_free(r);
 	r = req_handled(NULL);
 	ck_assert_int_eq(evfcgi_respond(r, 200, NULL, "abc", 3), 0);

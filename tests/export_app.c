@@ -147,12 +147,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "export_app: no routes\n");
 		return 1;
 	}
-	if (evfcgi_listen(srv, argv[2], 0, err, sizeof(err)) == -1) {
+	if (evfcgi_listen(srv, argv[2], 0666, err, sizeof(err)) == -1) {
 		fprintf(stderr, "export_app: %s\n", err);
 		return 1;
 	}
-	evfcgi_run(srv);
-	evfcgi_server_free(srv);
-	event_base_free(base);
-	return 0;
+	/*
+	 * main ends as README's does: whatever the drain deadline cut is
+	 * cut before evfcgi_run() returns, not by evfcgi_server_free().
+	 */
+	return evfcgi_run(srv) == 0 ? 0 : 1;
 }

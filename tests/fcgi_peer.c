@@ -146,7 +146,19 @@ peer_parse(struct peer *p)
 	ssize_t			 n;
 	size_t			 off = 0;
 
-	while ((n = fcgi_parse(p->in + off, p->inlen - off, &rec)) > 0) {
+	if (p->cut) {
+		p->inlen = 0;
+		return;
+	}
+	for (;;) {
+		if (p->inlen - off >= FCGI_HEADER_LEN && p->in[off] == 0) {
+			/* The cut mark (fcgi_out_cut()): the stream ends. */
+			p->cut = 1;
+			p->inlen = 0;
+			return;
+		}
+		if ((n = fcgi_parse(p->in + off, p->inlen - off, &rec)) <= 0)
+			break;
 		off += (size_t)n;
 		p->records++;
 		ck_assert_uint_ge(rec.hdr.request_id, ids_first);

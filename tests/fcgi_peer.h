@@ -53,6 +53,8 @@ struct peer {
 	uint8_t		 mgmt[512];	/* content of the last id-0 record */
 	size_t		 mgmtlen;
 	uint8_t		 mgmt_type;
+	int		 cut;		/* the cut mark came (a version 0
+					   header): nothing after it parsed */
 	size_t		 records;
 	size_t		 nread;		/* bytes read in all */
 };

@@ -50,4 +50,54 @@ echo "# accept queue at SIGTERM: $got of 5 answered"
 grep -E "draining|closing|drain" "$EVFCGID_LOG" | sed "s/^/# /"
 check "drain: the accept queue's 5 requests answered (got $got)" test "$got" -eq 5
 check "drain: exit 0 after the accept queue (got $rc)" test "$rc" -eq 0
+# --- The same with --workers 2 (issue 35): the parent accepted the queue
+# itself onto a loop that never runs, then reset it: 0 of 5 answered, or
+# some, as the parent and the workers raced for the queue (each worker
+# has its own SO_REUSEPORT socket, the parent holds them all).  Three idle
+# connections hold the workers at --max-conns 1.  Three rounds: the race
+# went the parent's way in at least one of three here.
+for round in 1 2 3; do
+	start_evfcgid --workers 2 --max-conns 1
+	exec {i1}<>"/dev/tcp/127.0.0.1/$EVFCGID_PORT"
+	exec {i2}<>"/dev/tcp/127.0.0.1/$EVFCGID_PORT"
+	exec {i3}<>"/dev/tcp/127.0.0.1/$EVFCGID_PORT"
+	sleep 1
+	pids=()
+	for i in 1 2 3 4 5; do
+		( fcgi_hello "127.0.0.1:$EVFCGID_PORT" 15 &&
+			touch "$T/wqueued.$round.$i" ) &
+		pids+=($!)
+	done
+	sleep 1
+	kill -TERM "$EVFCGID_PID"
+	wait "${pids[@]}"
+	wait "$EVFCGID_PID"
+	rc=$?
+	exec {i1}>&- {i2}>&- {i3}>&-
+	got=$(find "$T" -name "wqueued.$round.*" | wc -l)
+	echo "# --workers 2, round $round: $got of 5 answered"
+	grep -E "draining" "$EVFCGID_LOG" | sed "s/^/# /"
+	check "drain --workers 2, round $round: the accept queue's 5 requests answered (got $got)" \
+		test "$got" -eq 5
+	check "drain --workers 2, round $round: exit 0 (got $rc)" test "$rc" -eq 0
+done
+
+# --- SIGHUP right after SIGTERM: the stop stands.  The parent kept only
+# the last signal, so the SIGHUP made it replace the workers that stopped.
+start_evfcgid --workers 2 --drain-timeout 2
+kill -TERM "$EVFCGID_PID"
+kill -HUP "$EVFCGID_PID"
+if wait_until 15 sh -c "! kill -0 $EVFCGID_PID 2>/dev/null"; then
+	stopped=yes
+else
+	stopped=no
+	# A second SIGTERM, alone, stops it: no worker is left behind.
+	kill -TERM "$EVFCGID_PID"
+fi
+wait "$EVFCGID_PID"
+rc=$?
+check "SIGTERM then SIGHUP: the daemon stops (stopped: $stopped)" test "$stopped" = yes
+check "SIGTERM then SIGHUP: exit 0 (got $rc)" test "$rc" -eq 0
+grep -c "replaced" "$EVFCGID_LOG" | sed 's/^/# workers replaced: /'
+check "SIGTERM then SIGHUP: no worker replaced" sh -c "! grep -q replaced '$EVFCGID_LOG'"
 finish

@@ -69,7 +69,7 @@ static pid_t			worker_pids[MAX_WORKERS];
 static struct cgi		*worker_cgi;
 static int			 worker_total;
 static int			nworkers;
-static volatile sig_atomic_t	parent_sig;
+static volatile sig_atomic_t	parent_stop;	/* SIGTERM or SIGINT came */
 
 /* Lets the process hold the connections it was told to accept. */
 static void
@@ -372,7 +372,9 @@ forward_signal(int sig)
 {
 	int	 i;
 
-	parent_sig = sig;
+	/* Once set, no later signal (a SIGHUP) takes the stop back. */
+	if (sig == SIGTERM || sig == SIGINT)
+		parent_stop = 1;
 	for (i = 0; i < nworkers; i++)
 		if (worker_pids[i] > 0)
 			kill(worker_pids[i], sig);
@@ -448,10 +450,15 @@ run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	log_info("%d workers started", n);
 	while (alive > 0) {
-		if (!stopping && (parent_sig == SIGTERM || parent_sig == SIGINT)) {
-			/* Stop queueing connections nobody will accept. */
+		if (!stopping && parent_stop) {
+			/*
+			 * The workers drain, and take what waits in the accept
+			 * queue: the parent only lets go of its copies of the
+			 * listeners (its loop never runs: what it accepted
+			 * would be reset, 0 of 5 answered).
+			 */
 			stopping = 1;
-			evfcgi_drain(srv);
+			server_close_listeners(srv);
 		}
 		if ((pid = waitpid(-1, &status, 0)) == -1) {
 			if (errno != EINTR)
@@ -465,12 +472,11 @@ run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 			log_warn("worker %d ended abnormally (status %d)",
 			    (int)pid, status);
-			if (stopping || parent_sig == SIGTERM ||
-			    parent_sig == SIGINT)
+			if (stopping || parent_stop)
 				rc = 1;
 		}
 		worker_pids[i] = 0;
-		if (stopping || parent_sig == SIGTERM || parent_sig == SIGINT) {
+		if (stopping || parent_stop) {
 			alive--;
 			continue;
 		}
@@ -478,7 +484,7 @@ run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 		if (time(NULL) - started[i] < 1)
 			sleep(1);
 		sigprocmask(SIG_BLOCK, &sigs, NULL);
-		if (parent_sig == SIGTERM || parent_sig == SIGINT)
+		if (parent_stop)
 			alive--;
 		else {
 			worker_pids[i] = spawn_worker(srv, base, &old, i);

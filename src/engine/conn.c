@@ -333,8 +333,12 @@ conn_close(struct conn *c, const char *why)
 	/* The peer gets what it can take of a cut answer before the reset
 	   (a front end that has its header reports the cut to its client). */
 	if ((reset = conn_cuts_answer(c)) && c->c_fd != -1 && c->c_out != NULL &&
-	    !c->c_staging)
+	    !c->c_staging) {
+		/* The mark after it, so that a unix socket's EOF is no end. */
+		if (!c->c_link.rl_cut && !c->c_link.rl_broken)
+			(void)fcgi_out_cut(&c->c_link.rl_out);
 		(void)evbuffer_write(c->c_out, c->c_fd);
+	}
 	if (why != NULL)
 		log_info("%s: closing: %s", c->c_peer, why);
 	else
@@ -467,6 +471,30 @@ conn_out(struct conn *c, int rc)
 	if (rc == -1)
 		conn_fail(c, "out of memory queueing output");
 	return rc;
+}
+
+void
+conn_cut(struct conn *c)
+{
+	struct evfcgi_req	*r;
+
+	if (c->c_state == CONN_DEAD || c->c_cut)
+		return;
+	c->c_cut = 1;
+	conn_enter(c);
+	if (conn_cuts_answer(c) || c->c_tab.rt_n > 0)
+		req_link_cut(&c->c_link);
+	c->c_close_after = 1;
+	c->c_first_due = 0;
+	/* Abort callbacks may end other requests: take the first each time. */
+	while ((r = TAILQ_FIRST(&c->c_reqs)) != NULL) {
+		conn_req_unlink(c, r);
+		if (r->r_state == REQ_HANDLER || r->r_state == REQ_STDIN)
+			c->c_env->ce_st->aborted++;
+		req_kill(r);
+	}
+	conn_maybe_close(c);
+	conn_leave(c);
 }
 
 void

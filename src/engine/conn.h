@@ -101,6 +101,7 @@ struct conn {
 						   deadline at or before the
 						   real one (checked on fire) */
 	unsigned		 c_unix:1;	/* a unix socket (no TCP) */
+	unsigned		 c_cut:1;	/* conn_cut() ran on it */
 	unsigned		 c_thin:1;	/* kept lean in a spike while it
 						   holds (conn_thin) */
 	/* Bit-fields, and c_fd beside them: an idle connection's size. */
@@ -150,6 +151,13 @@ void		 conn_pump(struct conn *c);
 
 /* Closes at once if nothing is in flight, else after the last request. */
 void		 conn_drain(struct conn *c);
+
+/*
+ * The drain's deadline: every request of c ends now (abort callbacks run),
+ * an answer begun or any request in flight is cut (the cut mark queued,
+ * req_link_cut()), and c closes once its output is out, reset if it cut.
+ */
+void		 conn_cut(struct conn *c);
 
 /*
  * The same for a connection accepted while the server drains: it closes

@@ -256,9 +256,14 @@ int	evfcgi_handle_signals(struct evfcgi_server *srv);
 
 /*
  * Runs the loop until the drain after evfcgi_drain() ends (or nothing is
- * left to wait for).  The application must ignore SIGPIPE first: a write
- * to a peer that has gone away raises it.  Returns 0, or -1 when the loop
- * failed.
+ * left to wait for).  At the drain's deadline (drain_timeout) every answer
+ * still unfinished is cut before it returns: abort callbacks run, the cut
+ * mark (a record header of version 0, which a front end takes for an
+ * upstream error, over a unix socket as over TCP) follows what is queued,
+ * and each connection is reset once that is out, one second at most; so
+ * main may return right after it.  The application must ignore SIGPIPE
+ * first: a write to a peer that has gone away raises it.  Returns 0, or -1
+ * when the loop failed.
  */
 int	evfcgi_run(struct evfcgi_server *srv);
 

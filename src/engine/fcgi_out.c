@@ -390,6 +390,14 @@ fcgi_out_end_request(struct fcgi_out *o, uint16_t id,
 }
 
 int
+fcgi_out_cut(struct fcgi_out *o)
+{
+	static const uint8_t	 mark[FCGI_HEADER_LEN] = { 0, FCGI_STDOUT };
+
+	return fcgi_out_small(o, mark, sizeof(mark));
+}
+
+int
 fcgi_out_unknown_type(struct fcgi_out *o, uint8_t type)
 {
 	uint8_t	 rec[16];

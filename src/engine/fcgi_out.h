@@ -102,6 +102,16 @@ int	fcgi_out_finish(struct fcgi_out *o, uint16_t id);
 int	fcgi_out_end_request(struct fcgi_out *o, uint16_t id,
 	    uint8_t protocol_status);
 
+/*
+ * The cut mark: a record header of version 0, which no FastCGI peer can
+ * take.  Queued after the last bytes of an answer that is cut, it makes
+ * the front end end its client's answer as an error (nginx: "upstream sent
+ * unsupported FastCGI protocol version"), where a plain end of the stream
+ * could pass for a whole answer: over a unix socket a close is only an
+ * EOF, and nginx with buffering off ends a chunked answer cleanly at one.
+ */
+int	fcgi_out_cut(struct fcgi_out *o);
+
 /* UNKNOWN_TYPE for a management record of a type not known. */
 int	fcgi_out_unknown_type(struct fcgi_out *o, uint8_t type);
 

@@ -347,6 +347,13 @@ void	req_data_end(struct evfcgi_req *r);
 /* Room for n bytes in b.  Returns 0, or -1 out of memory. */
 int	req_buf_reserve(struct req_buf *b, size_t n);
 
+/*
+ * An answer on l is cut: queues the cut mark (fcgi_out_cut()) once, after
+ * what is queued, and breaks l's stream so that nothing follows it; the
+ * connection is reset once its output is out (rl_cut).
+ */
+void	req_link_cut(struct req_link *l);
+
 /* Closes the descriptor evfcgi_write_fd() gave r, if any (response.c). */
 void	req_fd_close(struct evfcgi_req *r);
 

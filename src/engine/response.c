@@ -130,6 +130,17 @@ req_out(struct evfcgi_req *r, int rc)
 	return rc;
 }
 
+void
+req_link_cut(struct req_link *l)
+{
+	if (!l->rl_cut && !l->rl_broken &&
+	    fcgi_out_cut(&l->rl_out) == -1)
+		l->rl_env->re_ops->ro_failed(l->rl_owner,
+		    "out of memory queueing output");
+	l->rl_cut = 1;
+	l->rl_broken = 1;
+}
+
 /* Appends n bytes of s to b at *off; -1 (nothing appended) past len. */
 static int
 hdr_put(char *b, size_t len, size_t *off, const char *s, size_t n)
@@ -694,13 +705,17 @@ req_finish(struct evfcgi_req *r, int cut)
 		rc = -1;
 	}
 	if (cut) {
-		l->rl_cut = 1;
 		r->r_keep = 0;
 		rc = -1;
 	}
-	/* A broken stream, or a cut answer, gets no more records; r is done
-	   all the same. */
-	if (!l->rl_broken && !cut)
+	/*
+	 * A broken stream gets no more records; a cut answer gets the cut
+	 * mark, and then nothing more goes on its connection, which is reset
+	 * once the mark is out.  r is done all the same.
+	 */
+	if (cut)
+		req_link_cut(l);
+	else if (!l->rl_broken)
 		(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_id));
 	/* Input still to come (a body) keeps r's slot until it ends. */
 	(void)req_set_state(r, r->r_state == REQ_HANDLER && !r->r_body_open ?

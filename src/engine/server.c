@@ -833,6 +833,21 @@ server_drain_queue(struct evfcgi_server *srv)
 }
 
 void
+server_close_listeners(struct evfcgi_server *srv)
+{
+	size_t	 i;
+
+	for (i = 0; i < srv->srv_nlisteners; i++) {
+		if (srv->srv_listeners[i].l_lev != NULL)
+			evconnlistener_free(srv->srv_listeners[i].l_lev);
+		srv->srv_listeners[i].l_lev = NULL;
+		/* The workers' drain removes the file. */
+		free(srv->srv_listeners[i].l_unix_path);
+		srv->srv_listeners[i].l_unix_path = NULL;
+	}
+}
+
+void
 evfcgi_drain(struct evfcgi_server *srv)
 {
 	struct timeval	 tv = { srv->srv_lim.drain_timeout, 0 };
@@ -864,17 +879,50 @@ evfcgi_drain(struct evfcgi_server *srv)
 		event_base_loopexit(srv->srv_base, NULL);
 }
 
+/*
+ * The drain's deadline: every request still in flight ends now, and its
+ * connection is cut (conn_cut()): the cut mark follows what is queued, and
+ * the connection is reset once that is out, so that a front end reports
+ * the cut to its client over a unix socket as over TCP.  Connections get
+ * DRAIN_CUT_GRACE_S more for their last bytes; then every one left is
+ * closed (reset, if it cut) before evfcgi_run() returns, so an application
+ * that returns from main() at once cuts no answer into a whole one.
+ */
+#define DRAIN_CUT_GRACE_S	1
 static void
 server_drain_deadlinecb(evutil_socket_t fd, short what, void *arg)
 {
 	struct evfcgi_server	*srv = arg;
+	struct timeval		 tv = { DRAIN_CUT_GRACE_S, 0 };
+	struct conn		*c;
 
 	(void)fd;
 	(void)what;
-	log_warn("drain deadline: closing %" PRIu64 " connections with %"
+	if (srv->srv_draining == 2) {
+		log_warn("drain deadline: %" PRIu64 " connections still had "
+		    "output after %d s more: closed", srv->srv_st.connections,
+		    DRAIN_CUT_GRACE_S);
+		while ((c = TAILQ_FIRST(&srv->srv_conns)) != NULL)
+			conn_close(c, NULL);
+		event_base_loopexit(srv->srv_base, NULL);
+		return;
+	}
+	log_warn("drain deadline: cutting %" PRIu64 " connections with %"
 	    PRIu64 " requests unfinished", srv->srv_st.connections,
 	    srv->srv_st.requests_active);
-	event_base_loopexit(srv->srv_base, NULL);
+	srv->srv_draining = 2;
+	evtimer_add(srv->srv_drain_ev, &tv);
+	/*
+	 * Abort callbacks may close any connection: each is moved to the
+	 * tail before it is cut, so the head is the next one not cut yet.
+	 */
+	while ((c = TAILQ_FIRST(&srv->srv_conns)) != NULL && !c->c_cut) {
+		TAILQ_REMOVE(&srv->srv_conns, c, c_entry);
+		TAILQ_INSERT_TAIL(&srv->srv_conns, c, c_entry);
+		conn_cut(c);
+	}
+	if (TAILQ_EMPTY(&srv->srv_conns))
+		event_base_loopexit(srv->srv_base, NULL);
 }
 
 static void

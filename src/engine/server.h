@@ -67,7 +67,8 @@ struct evfcgi_server {
 	int			 srv_in_backoff; /* accept paused: EMFILE */
 	unsigned		 srv_nbackoff;	/* pauses in this episode */
 	time_t			 srv_backoff_logged;
-	int			 srv_draining;
+	int			 srv_draining;	/* 1 draining, 2 past the
+						   deadline: cuts going out */
 	struct event		*srv_backoff_ev;
 	struct event		*srv_drain_ev;
 	struct event		*srv_sig[3];

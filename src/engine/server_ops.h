@@ -57,4 +57,11 @@ void	server_socket_owner(struct evfcgi_server *srv, uid_t uid, gid_t gid);
  */
 void	server_worker_slot(struct evfcgi_server *srv, int slot);
 
+/*
+ * Closes srv's listening sockets without accepting what waits in their
+ * queues and without removing a unix socket's file: for a parent whose
+ * workers hold the same listeners and take the queue in their own drain.
+ */
+void	server_close_listeners(struct evfcgi_server *srv);
+
 #endif /* SERVER_OPS_H */
