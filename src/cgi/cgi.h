@@ -36,6 +36,10 @@ struct cgi_config {
 	int		 c_grace;	/* s from SIGTERM to SIGKILL */
 	int		 c_stderr_rate;	/* stderr lines logged a second, each */
 	int		 c_argv;	/* an indexed query's words as argv */
+	int		 c_reapers;	/* one per worker (1 without) */
+	uid_t		 c_uid;		/* the programs' user; -1: as is */
+	gid_t		 c_gid;
+	size_t		 c_nproc;	/* RLIMIT_NPROC of a program; 0: as is */
 };
 
 /* Fills cfg with the defaults --help documents. */
@@ -215,27 +219,12 @@ int	cgi_open(int rootfd, const char *root, size_t rootlen,
 /* Closes what pr holds (none is fine); it then holds nothing. */
 void	cgi_prog_close(struct cgi_prog *pr);
 
-/* A started program: its pid (and process group) and the parent's ends. */
+/* A started program: its pid (and process group) and the daemon's ends. */
 struct cgi_proc {
 	pid_t	 p_pid;
 	int	 p_in;		/* its stdin: we write */
 	int	 p_out;		/* its stdout: we read */
 	int	 p_err;		/* its stderr: we read */
 };
-
-/*
- * Starts the program pr holds, from its descriptor (fexecve, no shell),
- * with the command line argv (NULL ended), environment envp, in pr's
- * directory, as the leader of a process group of its own, signals at
- * their defaults and none blocked, only descriptors 0-2 open: pipes whose
- * other ends (non-blocking, close-on-exec) p gets.  A "#!" script keeps
- * its own file open as descriptor 3, which its interpreter reads as
- * /dev/fd/3 (the kernel's way to run a script by descriptor).  A failure
- * in the child after vfork is told on its stderr, and it exits 127.
- * Returns 0, or -1 with errno (the pipes or the vfork failed).  pr is
- * the caller's still.
- */
-int	cgi_spawn(const struct cgi_prog *pr, char *const argv[],
-	    char *const envp[], struct cgi_proc *p);
 
 #endif /* CGI_H */

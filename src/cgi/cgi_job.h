@@ -20,6 +20,7 @@
 
 #include "budget.h"
 #include "cgi.h"
+#include "cgi_reaper.h"
 
 struct event;
 struct evbuffer;
@@ -45,6 +46,10 @@ struct cgi {
 	size_t			 cg_rootlen;
 	int			 cg_rootfd;	/* it, opened (O_PATH) */
 	struct event		*cg_sigchld;	/* from the first child on */
+	struct cgi_reaper	*cg_reapers;	/* one per worker slot */
+	int			 cg_nreapers;
+	struct cgi_reaper	*cg_reaper;	/* this process's */
+	struct event		*cg_reapev;	/* its events */
 	TAILQ_HEAD(, cgi_child)	 cg_children;
 	size_t			 cg_nchildren;	/* not reaped yet */
 	TAILQ_HEAD(, cgi_job)	 cg_queue;	/* waiting for a slot */
@@ -136,8 +141,8 @@ void	cgi_job_start(struct cgi_job *job, int front);
 void	cgi_run_queue(struct cgi *cg);
 
 /*
- * Makes the loop reap children, before the first is forked: a SIGCHLD
- * that came before the handler would be lost.  Returns 0, or -1.
+ * Makes the loop read what the reaper says ended, before the first
+ * program starts, and reap the daemon's own children.  Returns 0, or -1.
  */
 int	cgi_sigchld_on(struct cgi *cg);
 
@@ -156,10 +161,10 @@ struct cgi_child *cgi_child_new(struct cgi *cg, struct cgi_job *job,
 	    const struct cgi_proc *p);
 
 /*
- * Sends sig to pid's process group, or to pid alone when it has none of
- * its own (both sides' setpgid() failed).
+ * Has the reaper send sig to program pid's process group, or to pid alone
+ * when it has none of its own (both sides' setpgid() failed).
  */
-void	cgi_child_signal(pid_t pid, int sig);
+void	cgi_child_signal(struct cgi *cg, pid_t pid, int sig);
 
 /* Ends ch's process group: SIGTERM now, SIGKILL after the grace. */
 void	cgi_child_kill(struct cgi_child *ch);
