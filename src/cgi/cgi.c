@@ -145,6 +145,7 @@ cgi_reapers(struct cgi *cg, char *err, size_t errlen)
 	}
 	rc.rc_uid = cg->cg_cfg.c_uid;
 	rc.rc_gid = cg->cg_cfg.c_gid;
+	rc.rc_apart = cg->cg_cfg.c_apart;
 	rc.rc_grace = cg->cg_cfg.c_grace;
 	rc.rc_nproc = (rlim_t)cg->cg_cfg.c_nproc;
 	for (i = 0; i < n; i++) {

@@ -39,6 +39,7 @@ struct cgi_config {
 	int		 c_reapers;	/* one per worker (1 without) */
 	uid_t		 c_uid;		/* the programs' user; -1: as is */
 	gid_t		 c_gid;
+	int		 c_apart;	/* c_uid is not the daemon's user */
 	size_t		 c_nproc;	/* RLIMIT_NPROC of a program; 0: as is */
 };
 

@@ -85,7 +85,7 @@ struct rp_state {
 	int			 s_grace;
 	struct timespec		 s_deadline;	/* doomed ones: SIGKILL */
 	int			 s_dooming;
-	rlim_t			 s_nproc;	/* 0: none */
+	struct spawn_as		 s_as;		/* what programs run as */
 	char			 s_kids[64];	/* /proc/.../children */
 	int			 s_kids_ok;
 };
@@ -208,10 +208,16 @@ reaper_start(struct cgi_reaper *r, const struct reaper_conf *conf,
 		s.s_ev = ev[1];
 		s.s_life = -1;
 		s.s_grace = conf->rc_grace;
-		s.s_nproc = conf->rc_nproc;
+		s.s_as.sa_uid = (uid_t)-1;
+		s.s_as.sa_gid = (gid_t)-1;
+		s.s_as.sa_nproc = conf->rc_nproc;
 		close(ctl[0]);
 		close(ev[0]);
-		if (conf->rc_uid != (uid_t)-1)
+		/* Apart: it keeps root to make each program that user. */
+		if (conf->rc_apart) {
+			s.s_as.sa_uid = conf->rc_uid;
+			s.s_as.sa_gid = conf->rc_gid;
+		} else if (conf->rc_uid != (uid_t)-1)
 			rp_drop(conf->rc_uid, conf->rc_gid);
 		reaper_main(&s);
 	}
@@ -490,7 +496,7 @@ rp_spawn(struct rp_state *s, const struct rq *q, int *fds, int nfd)
 		s->s_cap = s->s_cap * 2 + 16;
 	}
 	if (cgi_spawn_fds(fds[0], fds[1], q->rq_script, argv, envp, fds + 2,
-	    s->s_nproc, &a.rp_pid) == -1)
+	    &s->s_as, &a.rp_pid) == -1)
 		a.rp_err = errno;
 	else {
 		s->s_progs[s->s_n].pg_pid = a.rp_pid;

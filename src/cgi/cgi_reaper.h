@@ -19,9 +19,18 @@ struct cgi_reaper {
 	int	 r_life;	/* the lifeline's end we hold; -1: none */
 };
 
+/* What a program runs as, and with. */
+struct spawn_as {
+	uid_t	 sa_uid;	/* -1: as its parent is */
+	gid_t	 sa_gid;
+	rlim_t	 sa_nproc;	/* RLIMIT_NPROC; 0: inherited */
+};
+
 struct reaper_conf {
 	uid_t	 rc_uid;	/* the programs' user; -1: as it is */
 	gid_t	 rc_gid;
+	int	 rc_apart;	/* rc_uid is not the daemon's: the reaper
+				   keeps root, each program changes user */
 	int	 rc_grace;	/* s from SIGTERM to SIGKILL at the end */
 	rlim_t	 rc_nproc;	/* RLIMIT_NPROC of a program; 0: inherited */
 };
@@ -38,7 +47,8 @@ struct reaper_ev {
 };
 
 /*
- * Forks a reaper per conf (it gives root up for rc_uid at once) and reads
+ * Forks a reaper per conf (it gives root up for rc_uid at once, unless
+ * rc_apart) and reads
  * its HELLO into hello.  Returns 0, or -1 with errno (r then holds
  * nothing).
  */
@@ -90,11 +100,12 @@ void	reaper_close(struct cgi_reaper *r);
  * (fexecve, no shell), in its directory dir, argv, envp, as the leader of
  * a process group of its own, signals at their defaults, fds (its stdin,
  * stdout and stderr ends) as 0-2 and nothing else open but, for a script,
- * prog as 3; with RLIMIT_NPROC nproc (0: as it is).  A failure in the
+ * prog as 3; as the user and with the limit as says.  A failure in the
  * child is told on its stderr and it exits 127.  Returns 0 with *pid, or
  * -1 with errno.  (cgi_spawn.c)
  */
 int	cgi_spawn_fds(int prog, int dir, int script, char *const argv[],
-	    char *const envp[], const int fds[3], rlim_t nproc, pid_t *pid);
+	    char *const envp[], const int fds[3], const struct spawn_as *as,
+	    pid_t *pid);
 
 #endif /* CGI_REAPER_H */

@@ -36,7 +36,8 @@ static void	child_say(const char *, const char *, int);
 static int	child_fd_high(int);
 static void	child_close_from(int);
 static void	child_run(int, int, int, char *const[], char *const[],
-		    const int[3], rlim_t) __attribute__((noreturn));
+		    const int[3], const struct spawn_as *)
+		    __attribute__((noreturn));
 
 /*
  * Whether openat2 and faccessat2 answer here: 1 yes, 0 no, -1 not known
@@ -299,7 +300,7 @@ child_close_from(int fd)
  */
 static void
 child_run(int prog, int dir, int script, char *const argv[],
-    char *const envp[], const int pipes[3], rlim_t nproc)
+    char *const envp[], const int pipes[3], const struct spawn_as *as)
 {
 	struct rlimit	 rl;
 	sigset_t	 none;
@@ -312,9 +313,20 @@ child_run(int prog, int dir, int script, char *const argv[],
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)setpgid(0, 0);
-	/* Its processes at once, counted per user (a fork bomb's bound). */
-	if (nproc > 0) {
-		rl.rlim_cur = rl.rlim_max = nproc;
+	/*
+	 * Its own user (the reaper kept root for this alone), by the raw
+	 * calls: this is a vfork child, and glibc's wrappers may synchronise
+	 * threads.  Then its processes at once, counted per user.
+	 */
+	if (as->sa_uid != (uid_t)-1 &&
+	    (syscall(SYS_setgroups, 1, &as->sa_gid) == -1 ||
+	    syscall(SYS_setresgid, as->sa_gid, as->sa_gid, as->sa_gid) == -1 ||
+	    syscall(SYS_setresuid, as->sa_uid, as->sa_uid, as->sa_uid) == -1)) {
+		child_say("setresuid", argv[0], errno);
+		_exit(127);
+	}
+	if (as->sa_nproc > 0) {
+		rl.rlim_cur = rl.rlim_max = as->sa_nproc;
 		if (setrlimit(RLIMIT_NPROC, &rl) == -1)
 			_exit(127);
 	}
@@ -350,7 +362,8 @@ child_run(int prog, int dir, int script, char *const argv[],
 
 int
 cgi_spawn_fds(int prog, int dir, int script, char *const argv[],
-    char *const envp[], const int fds[3], rlim_t nproc, pid_t *pidp)
+    char *const envp[], const int fds[3], const struct spawn_as *as,
+    pid_t *pidp)
 {
 	sigset_t	 all, old;
 	pid_t		 pid;
@@ -366,7 +379,7 @@ cgi_spawn_fds(int prog, int dir, int script, char *const argv[],
 	 */
 	pid = vfork();
 	if (pid == 0)
-		child_run(prog, dir, script, argv, envp, fds, nproc);
+		child_run(prog, dir, script, argv, envp, fds, as);
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid == -1) {

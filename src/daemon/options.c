@@ -767,6 +767,9 @@ check_ids(struct config *cfg)
 	i = cfg->cgi_user != NULL;
 	cfg->cgi.c_uid = uid[i];
 	cfg->cgi.c_gid = gid[i];
+	/* Another user than the daemon's: started by a reaper kept root. */
+	cfg->cgi.c_apart = i == 1 && geteuid() == 0 && uid[1] != (cfg->user !=
+	    NULL ? uid[0] : 0);
 	if (i == 0 && cfg->group != NULL && privs_group(cfg->group,
 	    &cfg->cgi.c_gid, err, sizeof(err)) == -1) {
 		fprintf(stderr, "evfcgid: %s %s\n", options_who("group"), err);
