@@ -37,6 +37,7 @@ static char	**job_env(struct cgi_job *);
 static void	job_abortcb(struct evfcgi_req *, void *);
 static void	job_timeoutcb(evutil_socket_t, short, void *);
 static void	job_lifecb(evutil_socket_t, short, void *);
+static void	job_writecb(evutil_socket_t, short, void *);
 static void	cgi_reapcb(evutil_socket_t, short, void *);
 static void	cgi_sigchldcb(evutil_socket_t, short, void *);
 static int	cgi_reapers(struct cgi *, char *, size_t);
@@ -50,6 +51,7 @@ cgi_config_default(struct cgi_config *cfg)
 	cfg->c_queue = 256;
 	cfg->c_timeout = 600;
 	cfg->c_lifetime = 3600;
+	cfg->c_write_timeout = 900;
 	cfg->c_max_header = 65536;
 	cfg->c_hold = 8 * 1024 * 1024;
 	cfg->c_grace = 2;
@@ -348,10 +350,14 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
 	    (job->j_timer = evtimer_new(cg->cg_base, job_timeoutcb,
 	    job)) == NULL ||
 	    (job->j_life = evtimer_new(cg->cg_base, job_lifecb,
+	    job)) == NULL ||
+	    (job->j_wtimer = evtimer_new(cg->cg_base, job_writecb,
 	    job)) == NULL) {
 		if (job != NULL) {
 			if (job->j_timer != NULL)
 				event_free(job->j_timer);
+			if (job->j_life != NULL)
+				event_free(job->j_life);
 			free(job->j_name);
 			if (job->j_head != NULL)
 				evbuffer_free(job->j_head);
@@ -382,8 +388,12 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
 void
 cgi_job_clock_pause(struct cgi_job *job)
 {
+	struct timeval	 wt = { job->j_cg->cg_cfg.c_write_timeout, 0 };
 	struct timespec	 now;
 
+	/* From now on, the client must take some of it in time. */
+	if (wt.tv_sec > 0 && !evtimer_pending(job->j_wtimer, NULL))
+		evtimer_add(job->j_wtimer, &wt);
 	if (job->j_cg->cg_cfg.c_timeout <= 0 || job->j_clock_paused)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -406,6 +416,8 @@ cgi_job_clock_resume(struct cgi_job *job)
 	struct timespec	 now;
 	struct timeval	 tv;
 
+	/* The connection took some: the client makes progress. */
+	evtimer_del(job->j_wtimer);
 	if (!job->j_clock_paused)
 		return;
 	job->j_clock_paused = 0;
@@ -442,6 +454,7 @@ job_free(struct cgi_job *job, int kill)
 	cgi_io_close(job);
 	event_free(job->j_timer);
 	event_free(job->j_life);
+	event_free(job->j_wtimer);
 	evbuffer_free(job->j_head);
 	evbuffer_free(job->j_tmp);
 	free(job->j_argv0);
@@ -514,6 +527,24 @@ job_lifecb(evutil_socket_t fd, short what, void *arg)
 	snprintf(why, sizeof(why), "lifetime limit of %d s reached%s "
 	    "(--cgi-lifetime)", job->j_cg->cg_cfg.c_lifetime,
 	    job->j_queued ? " waiting" : "");
+	cgi_job_fail(job, 504, why);
+}
+
+/*
+ * Its output waited for the client c_write_timeout seconds and the
+ * connection took none of it: the client is gone or stalled, and the
+ * program's slot is freed now rather than at --cgi-lifetime.
+ */
+static void
+job_writecb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cgi_job	*job = arg;
+	char		 why[112];
+
+	(void)fd;
+	(void)what;
+	snprintf(why, sizeof(why), "its client took no output for %d s "
+	    "(--cgi-write-timeout)", job->j_cg->cg_cfg.c_write_timeout);
 	cgi_job_fail(job, 504, why);
 }
 

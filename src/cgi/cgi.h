@@ -31,6 +31,8 @@ struct cgi_config {
 	size_t		 c_queue;	/* requests waiting for a child slot */
 	int		 c_timeout;	/* s per request; 0: none */
 	int		 c_lifetime;	/* s of wall clock per request; 0: none */
+	int		 c_write_timeout; /* s its output may wait for the
+					   client with no progress; 0: none */
 	size_t		 c_max_header;	/* bytes of a program's header block */
 	size_t		 c_hold;	/* output held until the body ends */
 	int		 c_grace;	/* s from SIGTERM to SIGKILL */

@@ -101,6 +101,7 @@ struct cgi_job {
 	struct budget_waiter	 j_holdwait;	/* for room in cg_held */
 	struct event		*j_timer;	/* the time limit */
 	struct event		*j_life;	/* the wall-clock limit */
+	struct event		*j_wtimer;	/* no write progress */
 	struct timespec		 j_deadline;	/* when it runs out */
 	struct timespec		 j_left;	/* while paused: what is left */
 	unsigned		 j_started:1;	/* a program ran for it */

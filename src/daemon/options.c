@@ -88,6 +88,8 @@ static const struct opt opts[] = {
 	{ "cgi-queue", 0, K_SIZE, CFG(cgi.c_queue), 0, 1000000 },
 	{ "cgi-timeout", 0, K_INT, CFG(cgi.c_timeout), 0, 7 * 86400 },
 	{ "cgi-lifetime", 0, K_INT, CFG(cgi.c_lifetime), 0, 7 * 86400 },
+	{ "cgi-write-timeout", 0, K_INT, CFG(cgi.c_write_timeout), 0,
+	    7 * 86400 },
 	{ "cgi-max-header", 0, K_SIZE, CFG(cgi.c_max_header), 256, 65536 },
 	{ "cgi-hold", 0, K_SIZE, CFG(cgi.c_hold), 65536, SIZE_MAX / 2 },
 	{ "cgi-kill-grace", 0, K_INT, CFG(cgi.c_grace), 1, 3600 },
@@ -277,6 +279,9 @@ usage_cgi(FILE *f)
 "                            client's time included: a slow client holds a\n"
 "                            slot no longer; then as --cgi-timeout;\n"
 "                            0 = none (%d)\n"
+"      --cgi-write-timeout S a program whose output waits S seconds for a\n"
+"                            client that takes none of it is ended, its\n"
+"                            slot freed, the answer cut; 0 = none (%d)\n"
 "      --cgi-kill-grace S    SIGTERM to SIGKILL (%d)\n"
 "      --cgi-max-header BYTES a program's header block; beyond: 502 (%zu)\n"
 "      --cgi-hold BYTES      output held while the request body still comes\n"
@@ -294,7 +299,8 @@ usage_cgi(FILE *f)
 "                            processes at most, a fork bomb's bound;\n"
 "                            0 = inherited (%zu)\n"
 "\n",
-	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_lifetime, cg.c_grace,
+	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_lifetime,
+	    cg.c_write_timeout, cg.c_grace,
 	    cg.c_max_header,
 	    cg.c_hold, cg.c_stderr_rate, cg.c_nproc);
 }
