@@ -159,7 +159,10 @@ struct cgi_param {
 /*
  * The CGI/1.1 environment (RFC 3875 4.1) for a program: the web server's
  * params (pv, n) as they came, then the overrides (over, nover; a NULL
- * value removes the name), a later name replacing an earlier; then
+ * value removes the name), a later name replacing an earlier, but for a
+ * client's header (HTTP_*: nginx passes a repeated one as two params),
+ * whose copies are joined in order, with "; " for HTTP_COOKIE, ", " for
+ * the others, empty ones left out; then
  * GATEWAY_INTERFACE=CGI/1.1, QUERY_STRING= and PATH=CGI_SAFE_PATH when
  * absent.  Names that are empty or hold '=' are left out.  Nothing of the
  * caller's own environment.  Returns a NULL-ended array of "NAME=value",
