@@ -8,7 +8,9 @@
 # - --cgi-user runs programs as another user than the daemon's: they can
 #   neither signal nor read it (without it, they can signal it);
 # - with --workers, a worker killed (as a program of its user could) does
-#   not free its programs: they are ended, not left under init.
+#   not free its programs: they are ended, not left under init;
+# - --cgi-nproc caps the processes of a program's user: a fork bomb under
+#   --cgi-nproc 10 gets 9 children, not 60 (item 6).
 # Most of it needs root (to be nobody, to change users); without root
 # those parts are skipped, saying why.
 source "$(dirname "$0")/lib.sh"
@@ -42,7 +44,19 @@ cat >"$T/cgi-bin/hold.sh" <<'EOF'
 echo $$ >"$PIDFILE"
 exec sleep 1000
 EOF
-chmod 755 "$T/cgi-bin/who.sh" "$T/cgi-bin/hold.sh"
+# bomb.pl: forks 60 children that sleep, says how many it got.
+cat >"$T/cgi-bin/bomb.pl" <<'EOF'
+#!/usr/bin/perl
+my ($ok, $no) = (0, 0);
+for (1 .. 60) {
+	my $p = fork;
+	if (!defined $p) { $no++; next }
+	if ($p == 0) { sleep 30; exit 0 }
+	$ok++;
+}
+print "Content-Type: text/plain\r\n\r\nforked=$ok refused=$no\n";
+EOF
+chmod 755 "$T/cgi-bin/who.sh" "$T/cgi-bin/hold.sh" "$T/cgi-bin/bomb.pl"
 
 # who ADDR DPID: who.sh's answer at ADDR about DPID.
 who() {
@@ -120,6 +134,32 @@ check "--cgi-user daemon: the daemon itself runs as nobody" \
 	test "$(ps -o uid= -p "$pid" | tr -d ' ')" = 65534
 kill "$pid"
 wait "$pid" 2>/dev/null
+
+# --- Item 6: a fork bomb under --cgi-nproc. -----------------------------
+# Programs as lp (uid 7, which nothing else here runs as): RLIMIT_NPROC
+# counts that user's processes, the bomb itself one of them.
+bomb() {
+	SCRIPT_FILENAME=$T/cgi-bin/bomb.pl fcgi_req "$1" /bomb.pl | body_of
+}
+for cap in 10 0; do
+	port=$(freeport)
+	spawn "$EVFCGID" --cgi --cgi-root "$T/cgi-bin" --listen "127.0.0.1:$port" \
+		--allow 127.0.0.1 --user nobody --cgi-user lp --cgi-nproc "$cap" 2>"$T/bomb.$cap.log"
+	pid=$SPAWNED
+	wait_port "127.0.0.1:$port"
+	got=$(bomb "127.0.0.1:$port")
+	if [ "$cap" = 10 ]; then
+		check "--cgi-nproc 10: a fork bomb gets 9 children of 60 ($got)" \
+			test "$got" = "forked=9 refused=51"
+	else
+		check "--cgi-nproc 0 (inherited, root's): the same bomb gets its 60 ($got)" \
+			test "$got" = "forked=60 refused=0"
+	fi
+	check "--cgi-nproc $cap: what the bomb left is ended with it" \
+		wait_until 5 eval '[ -z "$(pgrep -u 7)" ]'
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+done
 
 # --- Item 3: a worker killed does not free its programs. ---------------
 port=$(freeport)
