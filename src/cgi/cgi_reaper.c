@@ -642,12 +642,27 @@ reaper_main(struct rp_state *s)
 	struct timespec		 now;
 	sigset_t		 set;
 	size_t			 i;
-	int			 fd, t, nfd, k;
+	int			 fd, hi, t, nfd, k;
 	char			 c;
 
-	/* Nothing of the daemon's: its listeners, its log are not ours. */
-	for (fd = 3; fd < 1024; fd++)
+	/*
+	 * Nothing of the daemon's: its sockets (fd 0 may be one), its log
+	 * are not the reaper's.  stderr stays, for its last words.
+	 */
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
+		(void)dup2(fd, 0);
+		(void)dup2(fd, 1);
+		if (fd > 2)
+			close(fd);
+	}
+	hi = s->s_ctl > s->s_ev ? s->s_ctl : s->s_ev;
+	for (fd = 3; fd < hi; fd++)
 		if (fd != s->s_ctl && fd != s->s_ev)
+			(void)close(fd);
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0) == -1)
+#endif
+		for (fd = hi + 1; fd < 65536; fd++)
 			(void)close(fd);
 	for (i = 1; i < NSIG; i++)
 		if (i != SIGKILL && i != SIGSTOP && i != SIGCHLD)
