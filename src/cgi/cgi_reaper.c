@@ -55,7 +55,8 @@ struct rq {
 	int	 rq_script;
 	size_t	 rq_argc;
 	size_t	 rq_envc;
-	size_t	 rq_len;	/* bytes of strings in the memfd */
+	size_t	 rq_len;	/* bytes of strings, after it or in a memfd */
+	int	 rq_inline;	/* they follow it in the message */
 };
 
 /* Reaper to daemon, on the control socket: a spawn's answer. */
@@ -65,6 +66,7 @@ struct rp {
 };
 
 #define RQ_NFD		6
+#define RQ_INLINE	32768	/* strings up to this go in the message */
 #define REAPER_WAIT_MS	10000	/* for a spawn's answer */
 
 /* The reaper's own state (in its process only). */
@@ -93,7 +95,8 @@ struct rp_state {
 static void	reaper_main(struct rp_state *) __attribute__((noreturn));
 static void	rp_drop(uid_t, gid_t);
 static void	rp_request(struct rp_state *);
-static void	rp_spawn(struct rp_state *, const struct rq *, int *, int);
+static void	rp_spawn(struct rp_state *, const struct rq *, const char *,
+		    int *, int);
 static void	rp_reap(struct rp_state *);
 static int	rp_sweep(struct rp_state *);
 static void	rp_doom_all(struct rp_state *);
@@ -271,9 +274,9 @@ reaper_spawn(struct cgi_reaper *r, int prog, int dir, int script,
 	struct rp	 a;
 	struct pollfd	 pfd;
 	size_t		 i, off, l;
-	int		 mfd, sfds[RQ_NFD], e;
+	int		 mfd = -1, sfds[RQ_NFD], e;
 	ssize_t		 n;
-	char		*buf;
+	char		*buf, *strs;
 
 	if (r->r_ctl < 0)
 		return EPIPE;
@@ -286,19 +289,24 @@ reaper_spawn(struct cgi_reaper *r, int prog, int dir, int script,
 	for (i = 0; envp[i] != NULL; i++)
 		q.rq_len += strlen(envp[i]) + 1;
 	q.rq_envc = i;
-	if ((buf = malloc(q.rq_len + 1)) == NULL)
+	/* Small (as nearly all are): the strings follow it, no memfd. */
+	q.rq_inline = q.rq_len <= RQ_INLINE;
+	if ((buf = malloc(sizeof(q) + q.rq_len + 1)) == NULL)
 		return ENOMEM;
+	strs = buf + sizeof(q);
 	for (off = 0, i = 0; argv[i] != NULL; i++, off += l)
-		memcpy(buf + off, argv[i], l = strlen(argv[i]) + 1);
+		memcpy(strs + off, argv[i], l = strlen(argv[i]) + 1);
 	for (i = 0; envp[i] != NULL; i++, off += l)
-		memcpy(buf + off, envp[i], l = strlen(envp[i]) + 1);
-	if ((mfd = memfd_create("evfcgid-cgi", MFD_CLOEXEC)) == -1) {
+		memcpy(strs + off, envp[i], l = strlen(envp[i]) + 1);
+	memcpy(buf, &q, sizeof(q));
+	if (!q.rq_inline &&
+	    (mfd = memfd_create("evfcgid-cgi", MFD_CLOEXEC)) == -1) {
 		e = errno;
 		free(buf);
 		return e;
 	}
-	for (off = 0; off < q.rq_len; off += (size_t)n)
-		if ((n = write(mfd, buf + off, q.rq_len - off)) <= 0 &&
+	for (off = 0; !q.rq_inline && off < q.rq_len; off += (size_t)n)
+		if ((n = write(mfd, strs + off, q.rq_len - off)) <= 0 &&
 		    errno != EINTR) {
 			e = n == 0 ? EIO : errno;
 			free(buf);
@@ -306,15 +314,17 @@ reaper_spawn(struct cgi_reaper *r, int prog, int dir, int script,
 			return e;
 		} else if (n < 0)
 			n = 0;
-	free(buf);
 	sfds[0] = prog;
 	sfds[1] = dir;
 	sfds[2] = fds[0];
 	sfds[3] = fds[1];
 	sfds[4] = fds[2];
 	sfds[5] = mfd;
-	e = send_fds(r->r_ctl, &q, sizeof(q), sfds, RQ_NFD) == -1 ? errno : 0;
-	close(mfd);
+	e = send_fds(r->r_ctl, buf, sizeof(q) + (q.rq_inline ? q.rq_len : 0),
+	    sfds, q.rq_inline ? RQ_NFD - 1 : RQ_NFD) == -1 ? errno : 0;
+	free(buf);
+	if (mfd >= 0)
+		close(mfd);
 	if (e != 0)
 		return e;
 	/* Its answer comes at once: it only forks. */
@@ -449,7 +459,8 @@ rp_flush(struct rp_state *s)
 
 /* Starts the program a spawn request carries (fds: see struct rq). */
 static void
-rp_spawn(struct rp_state *s, const struct rq *q, int *fds, int nfd)
+rp_spawn(struct rp_state *s, const struct rq *q, const char *strs, int *fds,
+    int nfd)
 {
 	struct rp	 a = { 0, -1 };
 	struct rp_prog	*p;
@@ -458,7 +469,9 @@ rp_spawn(struct rp_state *s, const struct rq *q, int *fds, int nfd)
 	ssize_t		 n;
 	int		 k;
 
-	if (nfd < RQ_NFD || fds[5] < 0 || q->rq_len > (size_t)1 << 30 ||
+	if (nfd < RQ_NFD || (strs == NULL && fds[5] < 0) ||
+	    q->rq_len > (size_t)1 << 30 || fds[0] < 0 || fds[1] < 0 ||
+	    fds[2] < 0 || fds[3] < 0 || fds[4] < 0 ||
 	    q->rq_argc < 1 || q->rq_argc + q->rq_envc > q->rq_len) {
 		a.rp_err = EINVAL;
 		goto out;
@@ -469,7 +482,10 @@ rp_spawn(struct rp_state *s, const struct rq *q, int *fds, int nfd)
 		a.rp_err = ENOMEM;
 		goto out;
 	}
-	if ((n = pread(fds[5], buf, q->rq_len, 0)) != (ssize_t)q->rq_len) {
+	if (strs != NULL)
+		memcpy(buf, strs, q->rq_len);
+	else if ((n = pread(fds[5], buf, q->rq_len, 0)) !=
+	    (ssize_t)q->rq_len) {
 		a.rp_err = n == -1 ? errno : EIO;
 		goto out;
 	}
@@ -515,11 +531,12 @@ out:
 static void
 rp_request(struct rp_state *s)
 {
+	static char	 msg[sizeof(struct rq) + RQ_INLINE];
 	struct rq	 q;
 	int		 fds[RQ_NFD], k;
 	ssize_t		 n;
 
-	n = recv_fds(s->s_ctl, &q, sizeof(q), fds, RQ_NFD);
+	n = recv_fds(s->s_ctl, msg, sizeof(msg), fds, RQ_NFD);
 	if (n == -1 && errno == EINTR)
 		return;
 	if (n <= 0) {
@@ -529,7 +546,10 @@ rp_request(struct rp_state *s)
 		rp_doom_all(s);
 		return;
 	}
-	if (n != (ssize_t)sizeof(q)) {
+	if (n >= (ssize_t)sizeof(q))
+		memcpy(&q, msg, sizeof(q));
+	if (n < (ssize_t)sizeof(q) || (size_t)n != sizeof(q) +
+	    (q.rq_type == RQ_SPAWN && q.rq_inline ? q.rq_len : 0)) {
 		for (k = 0; k < RQ_NFD; k++)
 			if (fds[k] >= 0)
 				close(fds[k]);
@@ -537,7 +557,8 @@ rp_request(struct rp_state *s)
 	}
 	switch (q.rq_type) {
 	case RQ_SPAWN:
-		rp_spawn(s, &q, fds, RQ_NFD);
+		rp_spawn(s, &q, q.rq_inline ? msg + sizeof(q) : NULL, fds,
+		    RQ_NFD);
 		return;
 	case RQ_KILL:
 		/* Only a program of its own, still running. */
