@@ -238,19 +238,23 @@ hdr_variable_reserved(const char *name)
 		"TCLLIBPATH", NULL
 	};
 	static const char *const	 prefix[] = {
-		"HTTP_", "LD_", "GLIBC_", "GCONV_", "MALLOC_", "BASH_FUNC_",
-		"PHP", "PERL", "PYTHON", "NODE_", "NPM_", "RUBY", "GEM_",
-		"BUNDLE_", "GIT_", "JAVA_", "_JAVA_", "JDK_", "LUA_",
-		"OPENSSL_", "SSL_CERT_", "LC_", NULL
+		"GLIBC_", "GCONV_", "MALLOC_", "BASH_FUNC_", "PHP", "PERL",
+		"PYTHON", "NODE_", "NPM_", "RUBY", "GEM_", "BUNDLE_", "GIT_",
+		"JAVA_", "_JAVA_", "JDK_", "LUA_", "OPENSSL_", "SSL_CERT_",
+		"LC_", NULL
 	};
 	const char	*v = name + 9;
 	size_t		 i;
 
-	for (i = 0; prefix[i] != NULL; i++)
-		if (strncasecmp(v, prefix[i], strlen(prefix[i])) == 0)
-			return 1;
+	if (strncasecmp(name, "Variable-", 9) != 0)
+		return 0;
+	if (strncasecmp(v, "LD_", 3) == 0 || strncasecmp(v, "HTTP_", 5) == 0)
+		return 1;
 	for (i = 0; reserved[i] != NULL; i++)
 		if (strcasecmp(v, reserved[i]) == 0)
+			return 1;
+	for (i = 0; prefix[i] != NULL; i++)
+		if (strncasecmp(v, prefix[i], strlen(prefix[i])) == 0)
 			return 1;
 	return 0;
 }
