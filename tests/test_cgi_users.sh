@@ -95,7 +95,7 @@ if [ "$ROOT" -eq 0 ]; then
 	check "--user 0 --allow-root: runs, and warns it runs as root" \
 		grep -q 'warning: --user 0 is uid 0 (--allow-root): running as root' "$T/root.log"
 	check "--user 0 --allow-root: warns every program runs as uid 0" \
-		grep -q 'warning: --cgi as root without --user, or with a user that is uid 0' "$T/root.log"
+		grep -q 'warning: --cgi as root without --user, or as uid 0: every program runs as uid 0' "$T/root.log"
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 fi

@@ -338,12 +338,13 @@ main(int argc, char **argv)
 	if (ids.id_uid == 0)
 		log_warn("%s %s is uid 0 (--allow-root): running as root",
 		    options_who("user"), cfg.user);
-	/* Programs run as c_uid, else as the daemon is (maybe root). */
-	if (cfg.cgi_on && (cfg.cgi.c_uid == 0 ||
-	    (cfg.cgi.c_uid == (uid_t)-1 && geteuid() == 0)))
-		log_warn("--cgi as root without --user, or with a user that "
-		    "is uid 0 (--allow-root): every program runs as uid 0 with "
-		    "all capabilities; give --user or --cgi-user");
+	/* Given up before any program runs; nothing to give up to here. */
+	if (cfg.cgi_on && (cfg.cgi.c_uid == 0 || (cfg.cgi.c_uid ==
+	    (uid_t)-1 && geteuid() == 0)))
+		log_warn("--cgi as root without --user, or as uid 0: every "
+		    "program runs as "
+		    "uid 0 with all capabilities; give --user (root is given "
+		    "up after binding)");
 	select_limits(&cfg);
 	raise_nofile(cfg.lim.max_conns);
 	/* A write to a peer that has gone must not end the daemon. */
