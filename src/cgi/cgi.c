@@ -24,7 +24,6 @@
 #include "cgi_job.h"
 #include "evfcgi.h"
 #include "log.h"
-#include "request.h"
 
 static void	cgi_handler(struct evfcgi_req *, void *);
 static struct cgi_param *cgi_params(struct evfcgi_req *, size_t *);
@@ -69,7 +68,6 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	struct cgi	*cg;
 	const char	*root = cfg->c_root;
 	const char	*why;
-	size_t		 held;
 	struct stat	 st;
 
 	if (root == NULL) {
@@ -86,6 +84,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	cg->cg_cfg = *cfg;
 	TAILQ_INIT(&cg->cg_children);
 	TAILQ_INIT(&cg->cg_queue);
+	TAILQ_INIT(&cg->cg_holdq);
 	why = NULL;
 	if ((cg->cg_root = realpath(root, NULL)) == NULL ||
 	    stat(cg->cg_root, &st) == -1)
@@ -106,13 +105,15 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	if (cg->cg_rootlen == 1)
 		cg->cg_root[cg->cg_rootlen = 0] = '\0';
 	/* Held output: a cap of its own, as big as the output's. */
-	held = evfcgi_get_limits(srv)->max_queued;
-	if (budget_init(&cg->cg_held, base, held) == -1 ||
+	cg->cg_held_cap = evfcgi_get_limits(srv)->max_queued;
+	if ((cg->cg_holdev = event_new(base, -1, 0, cgi_io_holdcb,
+	    cg)) == NULL ||
 	    evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
 	    NULL, cgi_handler, cg) == -1) {
 		snprintf(err, errlen, "out of memory");
 		close(cg->cg_rootfd);
-		budget_fini(&cg->cg_held);
+		if (cg->cg_holdev != NULL)
+			event_free(cg->cg_holdev);
 		free(cg->cg_root);
 		free(cg);
 		return NULL;
@@ -228,7 +229,8 @@ cgi_free(struct cgi *cg)
 		reaper_close(&cg->cg_reapers[i]);
 	free(cg->cg_reapers);
 	close(cg->cg_rootfd);
-	budget_fini(&cg->cg_held);
+	if (cg->cg_holdev != NULL)
+		event_free(cg->cg_holdev);
 	free(cg->cg_root);
 	free(cg);
 }
@@ -470,7 +472,7 @@ cgi_job_fail(struct cgi_job *job, int status, const char *why)
 	struct evfcgi_req	*req = job->j_req;
 
 	log_warn("cgi %s: %s: %s", job->j_name, why, job->j_headed ?
-	    "the response is cut" : req_status_text(status));
+	    "the response is cut" : evfcgi_status_text(status));
 	job->j_req = NULL;
 	evfcgi_on_abort(req, NULL, NULL);
 	job_free(job, 1);

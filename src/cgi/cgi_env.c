@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cgi.h"
-#include "request.h"
+#include "evfcgi.h"
 
 /* A name with where it came from: a later one replaces an earlier. */
 struct env_ent {
@@ -250,7 +250,7 @@ search_words(const char *q, char *out, char **words)
 		/* Empty ("a++b", "+a", "a+"), or "=", a blank, a control. */
 		if (n == 0 || strspn(w, schar) != n)
 			return 0;
-		if ((d = req_pct_decode(out, w, n)) == -1 || *out == '-')
+		if ((d = evfcgi_pct_decode(out, w, n)) == -1 || *out == '-')
 			return 0;
 		words[nw++] = out;
 		out += d + 1;

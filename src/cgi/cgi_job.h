@@ -18,7 +18,6 @@
 
 #include <event2/util.h>
 
-#include "budget.h"
 #include "cgi.h"
 #include "cgi_reaper.h"
 
@@ -54,7 +53,10 @@ struct cgi {
 	size_t			 cg_nchildren;	/* not reaped yet */
 	TAILQ_HEAD(, cgi_job)	 cg_queue;	/* waiting for a slot */
 	size_t			 cg_nqueued;
-	struct budget		 cg_held;	/* output held, all programs */
+	size_t			 cg_held;	/* output held, all programs */
+	size_t			 cg_held_cap;	/* --max-queued */
+	TAILQ_HEAD(, cgi_job)	 cg_holdq;	/* waiting for room in it */
+	struct event		*cg_holdev;	/* wakes them, next turn */
 };
 
 struct cgi_child {
@@ -98,7 +100,7 @@ struct cgi_job {
 	struct evbuffer		*j_tmp;		/* output on its way */
 	size_t			 j_scanpos;
 	size_t			 j_held;	/* of j_head, charged to cg_held */
-	struct budget_waiter	 j_holdwait;	/* for room in cg_held */
+	TAILQ_ENTRY(cgi_job)	 j_holdentry;	/* in cg_holdq */
 	struct event		*j_timer;	/* the time limit */
 	struct event		*j_life;	/* the wall-clock limit */
 	struct event		*j_wtimer;	/* no write progress */
@@ -112,6 +114,7 @@ struct cgi_job {
 	unsigned		 j_holding:1;	/* output held: body not ended */
 	unsigned		 j_eof:1;	/* stdout ended while held */
 	unsigned		 j_clock_paused:1; /* output waits on the client */
+	unsigned		 j_holdwait:1;	/* in cg_holdq */
 	TAILQ_ENTRY(cgi_job)	 j_entry;
 };
 
@@ -217,6 +220,12 @@ void	cgi_io_close(struct cgi_job *job);
 
 /* Feeds job's program what waits of the body; closes stdin at its end. */
 void	cgi_io_feed(struct cgi_job *job);
+
+/*
+ * The held output's cap has room again (cg_holdev, made active when held
+ * output was given back): the jobs waiting for it read on.
+ */
+void	cgi_io_holdcb(evutil_socket_t fd, short what, void *arg);
 
 /* The request body's callback (evfcgi_body_cb) of a streamed job. */
 void	cgi_io_bodycb(struct evfcgi_req *req, struct evbuffer *body, int done,

@@ -330,6 +330,19 @@ evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
 }
 
 int
+evfcgi_header_reason(struct evfcgi_req *r, int status, const char *reason,
+    const char *ctype, long long content_length)
+{
+	return req_header(r, status, reason, ctype, content_length);
+}
+
+const char *
+evfcgi_status_text(int status)
+{
+	return req_status_text(status);
+}
+
+int
 req_header(struct evfcgi_req *r, int status, const char *reason,
     const char *ctype, long long content_length)
 {
