@@ -311,6 +311,38 @@ START_TEST(env_defaults_and_overrides)
 }
 END_TEST
 
+/*
+ * A client's header the front end passes more than once (nginx: two
+ * HTTP_* params for a repeated header): its copies joined in order,
+ * Cookie with "; ", the others with ", ", empty copies left out; any
+ * other name is still its last (issue 37, item 7).
+ */
+START_TEST(env_repeated_headers_joined)
+{
+	struct cgi_param	 pv[] = {
+		{ "HTTP_COOKIE", "a=1" }, { "HTTP_ACCEPT", "text/html" },
+		{ "SCRIPT_NAME", "/x" }, { "HTTP_COOKIE", "b=2; c=3" },
+		{ "HTTP_ACCEPT", "" }, { "HTTP_ACCEPT", "*/*" },
+		{ "HTTP_X_FORWARDED_FOR", "10.0.0.1" }, { "SCRIPT_NAME", "/y" },
+		{ "HTTP_EMPTY", "" }, { "HTTP_EMPTY", "" }, { "HTTP_ONE", "1" }
+	};
+	char			**env;
+
+	env = cgi_env_build(pv, sizeof(pv) / sizeof(pv[0]), NULL, 0);
+	ck_assert_ptr_nonnull(env);
+	ck_assert(env_has(env, "HTTP_COOKIE=a=1; b=2; c=3"));
+	ck_assert(env_has(env, "HTTP_ACCEPT=text/html, */*"));
+	ck_assert(env_has(env, "HTTP_X_FORWARDED_FOR=10.0.0.1"));
+	ck_assert(env_has(env, "HTTP_EMPTY="));
+	ck_assert(env_has(env, "HTTP_ONE=1"));
+	ck_assert(env_has(env, "SCRIPT_NAME=/y"));
+	ck_assert_int_eq(env_names(env, "HTTP_COOKIE"), 1);
+	ck_assert_int_eq(env_names(env, "HTTP_ACCEPT"), 1);
+	ck_assert_int_eq(env_names(env, "HTTP_EMPTY"), 1);
+	free(env);
+}
+END_TEST
+
 START_TEST(env_bad_names_dropped)
 {
 	struct cgi_param	 pv[] = {
@@ -667,7 +699,7 @@ cgi_suite(void)
 
 	suite_add_case(s, "core", NULL, NULL, 0, document_crlf_and_lf,
 	    status_and_redirects, env_params_through,
-	    env_defaults_and_overrides, NULL);
+	    env_defaults_and_overrides, env_repeated_headers_joined, NULL);
 	suite_add_case(s, "partial", NULL, NULL, 0, every_prefix_needs_more,
 	    cut_between_cr_and_lf, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_lines,

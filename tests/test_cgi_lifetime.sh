@@ -174,6 +174,32 @@ check "--cgi-lifetime 2: the slow client had part of the answer, cut ($got of 26
 	eval '[ "$got" -gt 0 ] && [ "$got" -lt 268435456 ]'
 stop_cgi
 
+# --- --cgi-write-timeout: a client that takes nothing frees the slot. --
+# A client that reads once and then nothing (a read every 100 s) of a 256
+# MiB output, with one slot: its program's output waits for it, and with
+# --cgi-write-timeout 2 the program is ended 2 s after the connection
+# last took some, the answer cut, and the slot goes to the next request
+# long before --cgi-lifetime (600).  Before: no such option, and the
+# slot was held for --cgi-lifetime.
+start_cgi --cgi-max 1 --cgi-queue 4 --cgi-timeout 600 --cgi-lifetime 600 \
+	--cgi-write-timeout 2 ||
+	{ not_ok "evfcgid --cgi --cgi-write-timeout 2 and nginx start"; finish; }
+spawn "$TOP/tools/http_get" -b 4096 -r 4096 -p 100000 -t 60 -q \
+	"$CGI_URL/cgi-bin/big.sh?268435456"
+stuck=$SPAWNED
+check "--cgi-write-timeout 2: a big.sh runs for the stuck client" \
+	wait_until 5 eval '[ "$(cgi_pids "$WWW/cgi-bin/big.sh" | wc -w)" -gt 0 ]'
+check "--cgi-write-timeout 2: it is ended, logged ($(grep -m1 'took no output' "$CGI_LOG" | cut -c1-140))" \
+	wait_until 10 grep -q "its client took no output for 2 s (--cgi-write-timeout)" "$CGI_LOG"
+check "--cgi-write-timeout 2: no big.sh left" \
+	wait_until 5 eval '[ "$(cgi_pids "$WWW/cgi-bin/big.sh" | wc -w)" = 0 ]'
+get hello.sh
+check "--cgi-write-timeout 2, --cgi-max 1: the next request has the slot ($CODE: $BODY)" \
+	eval '[ "$CODE" = 200 ] && [ "$BODY" = "hello from cgi" ]'
+kill "$stuck" 2>/dev/null
+wait "$stuck" 2>/dev/null
+stop_cgi
+
 # --- A stderr flood after the answer: the daemon stays idle. ----------
 # With 8 s of grace the flood runs on for a while after the answer; the
 # daemon reads stderr past 1 MiB at a pace, discarding it.  Before: 99%

@@ -6,7 +6,6 @@
  * grace); children are reaped on SIGCHLD.  The bytes: cgi_io.c.
  */
 #include <sys/types.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -25,7 +24,6 @@
 #include "cgi_job.h"
 #include "evfcgi.h"
 #include "log.h"
-#include "request.h"
 
 static void	cgi_handler(struct evfcgi_req *, void *);
 static struct cgi_param *cgi_params(struct evfcgi_req *, size_t *);
@@ -38,8 +36,10 @@ static char	**job_env(struct cgi_job *);
 static void	job_abortcb(struct evfcgi_req *, void *);
 static void	job_timeoutcb(evutil_socket_t, short, void *);
 static void	job_lifecb(evutil_socket_t, short, void *);
+static void	job_writecb(evutil_socket_t, short, void *);
 static void	cgi_reapcb(evutil_socket_t, short, void *);
-static int	cgi_end_orphans(struct cgi *);
+static void	cgi_sigchldcb(evutil_socket_t, short, void *);
+static int	cgi_reapers(struct cgi *, char *, size_t);
 
 void
 cgi_config_default(struct cgi_config *cfg)
@@ -50,10 +50,15 @@ cgi_config_default(struct cgi_config *cfg)
 	cfg->c_queue = 256;
 	cfg->c_timeout = 600;
 	cfg->c_lifetime = 3600;
+	cfg->c_write_timeout = 900;
 	cfg->c_max_header = 65536;
 	cfg->c_hold = 8 * 1024 * 1024;
 	cfg->c_grace = 2;
 	cfg->c_stderr_rate = 50;
+	cfg->c_reapers = 1;
+	cfg->c_uid = (uid_t)-1;
+	cfg->c_gid = (gid_t)-1;
+	cfg->c_nproc = 4096;
 }
 
 struct cgi *
@@ -63,7 +68,6 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	struct cgi	*cg;
 	const char	*root = cfg->c_root;
 	const char	*why;
-	size_t		 held;
 	struct stat	 st;
 
 	if (root == NULL) {
@@ -80,6 +84,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	cg->cg_cfg = *cfg;
 	TAILQ_INIT(&cg->cg_children);
 	TAILQ_INIT(&cg->cg_queue);
+	TAILQ_INIT(&cg->cg_holdq);
 	why = NULL;
 	if ((cg->cg_root = realpath(root, NULL)) == NULL ||
 	    stat(cg->cg_root, &st) == -1)
@@ -100,19 +105,75 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 	if (cg->cg_rootlen == 1)
 		cg->cg_root[cg->cg_rootlen = 0] = '\0';
 	/* Held output: a cap of its own, as big as the output's. */
-	held = evfcgi_get_limits(srv)->max_queued;
-	if (budget_init(&cg->cg_held, base, held) == -1 ||
+	cg->cg_held_cap = evfcgi_get_limits(srv)->max_queued;
+	if ((cg->cg_holdev = event_new(base, -1, 0, cgi_io_holdcb,
+	    cg)) == NULL ||
 	    evfcgi_route_ex(srv, "/", EVFCGI_ROUTE_PREFIX | EVFCGI_ROUTE_STREAM,
 	    NULL, cgi_handler, cg) == -1) {
 		snprintf(err, errlen, "out of memory");
 		close(cg->cg_rootfd);
-		budget_fini(&cg->cg_held);
+		if (cg->cg_holdev != NULL)
+			event_free(cg->cg_holdev);
 		free(cg->cg_root);
 		free(cg);
 		return NULL;
 	}
 	evfcgi_route_default(srv, cgi_handler, cg);
+	if (cgi_reapers(cg, err, errlen) == -1) {
+		cgi_free(cg);
+		return NULL;
+	}
 	return cg;
+}
+
+/*
+ * Forks the reapers (one per worker slot), before anything is bound and
+ * while root may still be had: each gives it up for the programs' user.
+ * Without workers, this process takes the one.  Says once what a reaper
+ * could not set up.  Returns 0, or -1 with err.
+ */
+static int
+cgi_reapers(struct cgi *cg, char *err, size_t errlen)
+{
+	struct reaper_conf	 rc;
+	struct reaper_ev	 hello;
+	int			 i, n = cg->cg_cfg.c_reapers;
+
+	if (n < 1)
+		n = 1;
+	if ((cg->cg_reapers = calloc((size_t)n, sizeof(*cg->cg_reapers))) ==
+	    NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc.rc_uid = cg->cg_cfg.c_uid;
+	rc.rc_gid = cg->cg_cfg.c_gid;
+	rc.rc_apart = cg->cg_cfg.c_apart;
+	rc.rc_grace = cg->cg_cfg.c_grace;
+	rc.rc_nproc = (rlim_t)cg->cg_cfg.c_nproc;
+	for (i = 0; i < n; i++) {
+		if (reaper_start(&cg->cg_reapers[i], &rc, &hello) == -1) {
+			snprintf(err, errlen, "cannot start the process that "
+			    "parents the CGI programs: %s", strerror(errno));
+			return -1;
+		}
+		cg->cg_nreapers++;
+		if (i > 0)
+			continue;
+		if (hello.ev_status != 0)
+			log_warn("cgi: PR_SET_CHILD_SUBREAPER: %s: what a "
+			    "program leaves outside its process group (setsid, "
+			    "a double fork) is not ended",
+			    strerror(hello.ev_status));
+		else if (!hello.ev_n)
+			log_warn("cgi: no /proc/PID/task/PID/children (no /proc, "
+			    "or a kernel without CONFIG_PROC_CHILDREN): what a "
+			    "program leaves outside its process group (setsid, "
+			    "a double fork) is not ended");
+	}
+	if (n == 1 && reaper_attach(&cg->cg_reapers[0]) == 0)
+		cg->cg_reaper = &cg->cg_reapers[0];
+	return 0;
 }
 
 void
@@ -128,6 +189,13 @@ cgi_share(struct cgi *cg, int slot, int n)
 	i = (size_t)slot;
 	c->c_max = c->c_max / k + (i < c->c_max % k);
 	c->c_queue = c->c_queue / k + (i < c->c_queue % k);
+	/* Its own reaper; the others' ends are the other workers'. */
+	for (k = 0; k < (size_t)cg->cg_nreapers; k++)
+		if (k != i)
+			reaper_close(&cg->cg_reapers[k]);
+	if (i < (size_t)cg->cg_nreapers &&
+	    reaper_attach(&cg->cg_reapers[i]) == 0)
+		cg->cg_reaper = &cg->cg_reapers[i];
 	log_debug("cgi: worker %d of %d: %zu programs at once, %zu waiting",
 	    slot + 1, n, c->c_max, c->c_queue);
 }
@@ -137,13 +205,14 @@ cgi_free(struct cgi *cg)
 {
 	struct cgi_child	*ch;
 	struct cgi_job		*job;
+	int			 i;
 
 	if (cg == NULL)
 		return;
 	while ((job = TAILQ_FIRST(&cg->cg_queue)) != NULL)
 		job_free(job, 0);
 	while ((ch = TAILQ_FIRST(&cg->cg_children)) != NULL) {
-		cgi_child_signal(ch->ch_pid, ch->ch_killing ? SIGKILL :
+		cgi_child_signal(cg, ch->ch_pid, ch->ch_killing ? SIGKILL :
 		    SIGTERM);
 		log_info("cgi %s[%d]: still running at exit: %s", ch->ch_name,
 		    (int)ch->ch_pid, ch->ch_killing ? "SIGKILL" : "SIGTERM");
@@ -153,8 +222,15 @@ cgi_free(struct cgi *cg)
 	}
 	if (cg->cg_sigchld != NULL)
 		event_free(cg->cg_sigchld);
+	if (cg->cg_reapev != NULL)
+		event_free(cg->cg_reapev);
+	/* At their last end, the reapers end what runs on and exit. */
+	for (i = 0; i < cg->cg_nreapers; i++)
+		reaper_close(&cg->cg_reapers[i]);
+	free(cg->cg_reapers);
 	close(cg->cg_rootfd);
-	budget_fini(&cg->cg_held);
+	if (cg->cg_holdev != NULL)
+		event_free(cg->cg_holdev);
 	free(cg->cg_root);
 	free(cg);
 }
@@ -276,10 +352,14 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
 	    (job->j_timer = evtimer_new(cg->cg_base, job_timeoutcb,
 	    job)) == NULL ||
 	    (job->j_life = evtimer_new(cg->cg_base, job_lifecb,
+	    job)) == NULL ||
+	    (job->j_wtimer = evtimer_new(cg->cg_base, job_writecb,
 	    job)) == NULL) {
 		if (job != NULL) {
 			if (job->j_timer != NULL)
 				event_free(job->j_timer);
+			if (job->j_life != NULL)
+				event_free(job->j_life);
 			free(job->j_name);
 			if (job->j_head != NULL)
 				evbuffer_free(job->j_head);
@@ -310,8 +390,12 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
 void
 cgi_job_clock_pause(struct cgi_job *job)
 {
+	struct timeval	 wt = { job->j_cg->cg_cfg.c_write_timeout, 0 };
 	struct timespec	 now;
 
+	/* From now on, the client must take some of it in time. */
+	if (wt.tv_sec > 0 && !evtimer_pending(job->j_wtimer, NULL))
+		evtimer_add(job->j_wtimer, &wt);
 	if (job->j_cg->cg_cfg.c_timeout <= 0 || job->j_clock_paused)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -334,6 +418,8 @@ cgi_job_clock_resume(struct cgi_job *job)
 	struct timespec	 now;
 	struct timeval	 tv;
 
+	/* The connection took some: the client makes progress. */
+	evtimer_del(job->j_wtimer);
 	if (!job->j_clock_paused)
 		return;
 	job->j_clock_paused = 0;
@@ -370,6 +456,7 @@ job_free(struct cgi_job *job, int kill)
 	cgi_io_close(job);
 	event_free(job->j_timer);
 	event_free(job->j_life);
+	event_free(job->j_wtimer);
 	evbuffer_free(job->j_head);
 	evbuffer_free(job->j_tmp);
 	free(job->j_argv0);
@@ -385,7 +472,7 @@ cgi_job_fail(struct cgi_job *job, int status, const char *why)
 	struct evfcgi_req	*req = job->j_req;
 
 	log_warn("cgi %s: %s: %s", job->j_name, why, job->j_headed ?
-	    "the response is cut" : req_status_text(status));
+	    "the response is cut" : evfcgi_status_text(status));
 	job->j_req = NULL;
 	evfcgi_on_abort(req, NULL, NULL);
 	job_free(job, 1);
@@ -442,6 +529,24 @@ job_lifecb(evutil_socket_t fd, short what, void *arg)
 	snprintf(why, sizeof(why), "lifetime limit of %d s reached%s "
 	    "(--cgi-lifetime)", job->j_cg->cg_cfg.c_lifetime,
 	    job->j_queued ? " waiting" : "");
+	cgi_job_fail(job, 504, why);
+}
+
+/*
+ * Its output waited for the client c_write_timeout seconds and the
+ * connection took none of it: the client is gone or stalled, and the
+ * program's slot is freed now rather than at --cgi-lifetime.
+ */
+static void
+job_writecb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cgi_job	*job = arg;
+	char		 why[112];
+
+	(void)fd;
+	(void)what;
+	snprintf(why, sizeof(why), "its client took no output for %d s "
+	    "(--cgi-write-timeout)", job->j_cg->cg_cfg.c_write_timeout);
 	cgi_job_fail(job, 504, why);
 }
 
@@ -512,7 +617,7 @@ job_spawn(struct cgi_job *job)
 	int			 e;
 
 	if (cgi_sigchld_on(cg) == -1) {
-		cgi_job_fail(job, 500, "cannot handle SIGCHLD");
+		cgi_job_fail(job, 503, "no process to parent it (the reaper)");
 		return;
 	}
 	/* It waited: opened and checked again, as it is now. */
@@ -536,7 +641,8 @@ job_spawn(struct cgi_job *job)
 		cgi_job_fail(job, 500, "out of memory");
 		return;
 	}
-	e = cgi_spawn(&job->j_prog, argv, envp, &p) == -1 ? errno : 0;
+	e = cg->cg_reaper == NULL ? EAGAIN : reaper_run(cg->cg_reaper,
+	    &job->j_prog, argv, envp, &p) == -1 ? errno : 0;
 	/* The child has its copies, or there is none. */
 	cgi_prog_close(&job->j_prog);
 	if (e != 0) {
@@ -552,7 +658,7 @@ job_spawn(struct cgi_job *job)
 	free(envp);
 	job->j_started = 1;
 	if ((job->j_child = cgi_child_new(cg, job, &p)) == NULL) {
-		cgi_child_signal(p.p_pid, SIGKILL);
+		cgi_child_signal(cg, p.p_pid, SIGKILL);
 		close(p.p_in);
 		close(p.p_out);
 		close(p.p_err);
@@ -580,47 +686,83 @@ cgi_run_queue(struct cgi *cg)
 }
 
 /*
- * Makes the loop reap children, before the first is forked: a SIGCHLD
- * that came before the handler would be lost (its default is to drop it)
- * and the child left a zombie.  Returns 0, or -1.
+ * Makes the loop read what the reaper says ended, before the first
+ * program starts, and reap the daemon's own children (the reaper, and
+ * what it inherited: a container's PID 1 must).  Returns 0, or -1.
  */
 int
 cgi_sigchld_on(struct cgi *cg)
 {
-	if (cg->cg_sigchld != NULL)
+	if (cg->cg_reapev != NULL)
 		return 0;
-	/*
-	 * What a program leaves (setsid, setpgid, a double fork) becomes
-	 * ours when its parent ends, not init's: reaped and ended here.
-	 * Per process (not inherited by fork): each worker sets its own.
-	 */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
-		log_warn("cgi: PR_SET_CHILD_SUBREAPER: %s: what a program "
-		    "leaves outside its process group is not ended",
-		    strerror(errno));
-	if ((cg->cg_sigchld = evsignal_new(cg->cg_base, SIGCHLD, cgi_reapcb,
-	    cg)) == NULL)
+	if (cg->cg_reaper == NULL)
 		return -1;
-	if (evsignal_add(cg->cg_sigchld, NULL) == -1) {
-		event_free(cg->cg_sigchld);
-		cg->cg_sigchld = NULL;
+	if ((cg->cg_sigchld = evsignal_new(cg->cg_base, SIGCHLD,
+	    cgi_sigchldcb, cg)) == NULL ||
+	    evsignal_add(cg->cg_sigchld, NULL) == -1 ||
+	    (cg->cg_reapev = event_new(cg->cg_base, cg->cg_reaper->r_ev,
+	    EV_READ | EV_PERSIST, cgi_reapcb, cg)) == NULL ||
+	    event_add(cg->cg_reapev, NULL) == -1) {
+		if (cg->cg_sigchld != NULL)
+			event_free(cg->cg_sigchld);
+		if (cg->cg_reapev != NULL)
+			event_free(cg->cg_reapev);
+		cg->cg_sigchld = cg->cg_reapev = NULL;
 		return -1;
 	}
 	return 0;
 }
 
-/* SIGCHLD: reaps every child that ended; their slots go to who waits. */
+/*
+ * SIGCHLD: the daemon's own children (the reaper, what it inherited) are
+ * reaped; nothing is killed.  Programs are the reaper's children.
+ */
+static void
+cgi_sigchldcb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cgi	*cg = arg;
+	pid_t		 pid;
+	int		 st;
+
+	(void)fd;
+	(void)what;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		if (cg->cg_reaper != NULL && pid == cg->cg_reaper->r_pid)
+			log_err("cgi: the process that parents the programs "
+			    "(%d) ended (status %d)", (int)pid, st);
+}
+
+/* What the reaper says: a program ended (its slot goes to who waits). */
 static void
 cgi_reapcb(evutil_socket_t fd, short what, void *arg)
 {
 	struct cgi		*cg = arg;
 	struct cgi_child	*ch;
+	struct reaper_ev	 ev;
 	pid_t			 pid;
-	int			 st;
+	int			 st, rc, n = 0;
 
 	(void)fd;
 	(void)what;
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+	while (n++ < 256 && (rc = reaper_read(cg->cg_reaper, &ev)) != 0) {
+		if (rc == -1) {
+			log_err("cgi: the process that parents the programs "
+			    "is gone: no program can start");
+			event_del(cg->cg_reapev);
+			reaper_close(cg->cg_reaper);
+			cg->cg_reaper = NULL;
+			break;
+		}
+		if (ev.ev_type == RE_ORPHANS) {
+			log_info("cgi: ended what programs left outside their "
+			    "process groups (setsid, setpgid, a double fork): "
+			    "%d", ev.ev_n);
+			continue;
+		}
+		if (ev.ev_type != RE_EXIT)
+			continue;
+		pid = ev.ev_pid;
+		st = ev.ev_status;
 		TAILQ_FOREACH(ch, &cg->cg_children, ch_entry)
 			if (ch->ch_pid == pid)
 				break;
@@ -636,49 +778,16 @@ cgi_reapcb(evutil_socket_t fd, short what, void *arg)
 			    ch->ch_name, (int)pid, WEXITSTATUS(st));
 		else
 			log_debug("cgi %s[%d]: exited", ch->ch_name, (int)pid);
-		/* What it left in its group (sleep 1000 &) follows it. */
-		if (kill(-pid, SIGKILL) == 0 && !ch->ch_killing)
+		if (ev.ev_n && !ch->ch_killing)
 			log_info("cgi %s[%d]: what it left running in its "
 			    "process group is ended", ch->ch_name, (int)pid);
 		if (ch->ch_job != NULL)
 			ch->ch_job->j_child = NULL;
 		cgi_child_free(ch);
 	}
-	if ((pid = cgi_end_orphans(cg)) > 0)
-		log_info("cgi: ended what programs left outside their "
-		    "process groups (setsid, setpgid, a double fork): %d",
-		    (int)pid);
 	cgi_run_queue(cg);
 }
 
-/*
- * SIGKILLs every child of this process that is no program of ours: a
- * process a program started whose parent has ended, given to us as the
- * subreaper (its SIGCHLD then reaps it).  Returns how many.
- */
-static int
-cgi_end_orphans(struct cgi *cg)
-{
-	struct cgi_child	*ch;
-	FILE			*f;
-	char			 path[64];
-	long			 pid;
-	int			 n = 0;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children",
-	    (int)getpid());
-	if ((f = fopen(path, "re")) == NULL)
-		return 0;
-	while (fscanf(f, "%ld", &pid) == 1) {
-		TAILQ_FOREACH(ch, &cg->cg_children, ch_entry)
-			if (ch->ch_pid == (pid_t)pid)
-				break;
-		if (ch == NULL && kill((pid_t)pid, SIGKILL) == 0)
-			n++;
-	}
-	fclose(f);
-	return n;
-}
 void
 cgi_job_redirect(struct cgi_job *job, const char *loc, size_t len)
 {

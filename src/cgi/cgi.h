@@ -31,11 +31,18 @@ struct cgi_config {
 	size_t		 c_queue;	/* requests waiting for a child slot */
 	int		 c_timeout;	/* s per request; 0: none */
 	int		 c_lifetime;	/* s of wall clock per request; 0: none */
+	int		 c_write_timeout; /* s its output may wait for the
+					   client with no progress; 0: none */
 	size_t		 c_max_header;	/* bytes of a program's header block */
 	size_t		 c_hold;	/* output held until the body ends */
 	int		 c_grace;	/* s from SIGTERM to SIGKILL */
 	int		 c_stderr_rate;	/* stderr lines logged a second, each */
 	int		 c_argv;	/* an indexed query's words as argv */
+	int		 c_reapers;	/* one per worker (1 without) */
+	uid_t		 c_uid;		/* the programs' user; -1: as is */
+	gid_t		 c_gid;
+	int		 c_apart;	/* c_uid is not the daemon's user */
+	size_t		 c_nproc;	/* RLIMIT_NPROC of a program; 0: as is */
 };
 
 /* Fills cfg with the defaults --help documents. */
@@ -152,7 +159,10 @@ struct cgi_param {
 /*
  * The CGI/1.1 environment (RFC 3875 4.1) for a program: the web server's
  * params (pv, n) as they came, then the overrides (over, nover; a NULL
- * value removes the name), a later name replacing an earlier; then
+ * value removes the name), a later name replacing an earlier, but for a
+ * client's header (HTTP_*: nginx passes a repeated one as two params),
+ * whose copies are joined in order, with "; " for HTTP_COOKIE, ", " for
+ * the others, empty ones left out; then
  * GATEWAY_INTERFACE=CGI/1.1, QUERY_STRING= and PATH=CGI_SAFE_PATH when
  * absent.  Names that are empty or hold '=' are left out.  Nothing of the
  * caller's own environment.  Returns a NULL-ended array of "NAME=value",
@@ -215,27 +225,12 @@ int	cgi_open(int rootfd, const char *root, size_t rootlen,
 /* Closes what pr holds (none is fine); it then holds nothing. */
 void	cgi_prog_close(struct cgi_prog *pr);
 
-/* A started program: its pid (and process group) and the parent's ends. */
+/* A started program: its pid (and process group) and the daemon's ends. */
 struct cgi_proc {
 	pid_t	 p_pid;
 	int	 p_in;		/* its stdin: we write */
 	int	 p_out;		/* its stdout: we read */
 	int	 p_err;		/* its stderr: we read */
 };
-
-/*
- * Starts the program pr holds, from its descriptor (fexecve, no shell),
- * with the command line argv (NULL ended), environment envp, in pr's
- * directory, as the leader of a process group of its own, signals at
- * their defaults and none blocked, only descriptors 0-2 open: pipes whose
- * other ends (non-blocking, close-on-exec) p gets.  A "#!" script keeps
- * its own file open as descriptor 3, which its interpreter reads as
- * /dev/fd/3 (the kernel's way to run a script by descriptor).  A failure
- * in the child after vfork is told on its stderr, and it exits 127.
- * Returns 0, or -1 with errno (the pipes or the vfork failed).  pr is
- * the caller's still.
- */
-int	cgi_spawn(const struct cgi_prog *pr, char *const argv[],
-	    char *const envp[], struct cgi_proc *p);
 
 #endif /* CGI_H */

@@ -67,10 +67,10 @@ cgi_child_new(struct cgi *cg, struct cgi_job *job, const struct cgi_proc *p)
 }
 
 void
-cgi_child_signal(pid_t pid, int sig)
+cgi_child_signal(struct cgi *cg, pid_t pid, int sig)
 {
-	if (kill(-pid, sig) == -1 && errno == ESRCH)
-		(void)kill(pid, sig);
+	if (cg->cg_reaper != NULL)
+		reaper_kill(cg->cg_reaper, pid, sig);
 }
 
 /* Ends ch's process group: SIGTERM now, SIGKILL after the grace. */
@@ -84,7 +84,7 @@ cgi_child_kill(struct cgi_child *ch)
 	ch->ch_killing = 1;
 	log_info("cgi %s[%d]: ending it (SIGTERM to its process group)",
 	    ch->ch_name, (int)ch->ch_pid);
-	cgi_child_signal(ch->ch_pid, SIGTERM);
+	cgi_child_signal(ch->ch_cg, ch->ch_pid, SIGTERM);
 	evtimer_add(ch->ch_killev, &tv);
 }
 
@@ -141,7 +141,7 @@ child_killcb(evutil_socket_t fd, short what, void *arg)
 	}
 	log_warn("cgi %s[%d]: still running %d s after SIGTERM: SIGKILL",
 	    ch->ch_name, (int)ch->ch_pid, ch->ch_cg->cg_cfg.c_grace);
-	cgi_child_signal(ch->ch_pid, SIGKILL);
+	cgi_child_signal(ch->ch_cg, ch->ch_pid, SIGKILL);
 }
 
 /* The pause of a stderr past CGI_ERR_MAX is over: read it again. */

@@ -4,7 +4,8 @@
  * own but a safe PATH; and its command line (RFC 3875 4.4).  One
  * allocation each: the pointer array, then the strings.  A name given
  * twice is its last value, here as in evfcgi_param(), which the rest of
- * the gateway reads.
+ * the gateway reads; but a client's header (HTTP_*) given twice is its
+ * copies joined, as RFC 9110 reads a repeated field.
  */
 #include <sys/types.h>
 
@@ -13,7 +14,7 @@
 #include <string.h>
 
 #include "cgi.h"
-#include "request.h"
+#include "evfcgi.h"
 
 /* A name with where it came from: a later one replaces an earlier. */
 struct env_ent {
@@ -23,6 +24,9 @@ struct env_ent {
 };
 
 static int	ent_cmp(const void *, const void *);
+static const char *list_sep(const char *);
+static size_t	run_len(const struct env_ent *, size_t, size_t);
+static char	*run_copy(char *, const struct env_ent *, size_t, size_t);
 static int	name_cmp(const void *, const void *);
 static int	name_ok(const char *);
 static const char *env_get(char *const[], const char *);
@@ -47,6 +51,65 @@ name_ok(const char *name)
 	return name != NULL && *name != '\0' && strchr(name, '=') == NULL;
 }
 
+/*
+ * The separator that joins the copies of a client's header the front end
+ * passed more than once (nginx sends a repeated header as two HTTP_*
+ * params): "; " for Cookie (RFC 6265 5.4), ", " for the others (RFC 9110
+ * 5.3: a list, or a field that must not repeat); NULL for a name that is
+ * no client's header, of which the last is the value.
+ */
+static const char *
+list_sep(const char *name)
+{
+	if (strncmp(name, "HTTP_", 5) != 0)
+		return NULL;
+	return strcmp(name, "HTTP_COOKIE") == 0 ? "; " : ", ";
+}
+
+/*
+ * The length of the value of the run ent[i..j) of one name: its copies
+ * joined (empty ones left out) where the name is a list, else the last.
+ */
+static size_t
+run_len(const struct env_ent *ent, size_t i, size_t j)
+{
+	const char	*sep = list_sep(ent[i].e_name);
+	size_t		 len = 0, k, n = 0;
+
+	if (sep == NULL)
+		return strlen(ent[j - 1].e_value);
+	for (k = i; k < j; k++) {
+		if (ent[k].e_value == NULL || ent[k].e_value[0] == '\0')
+			continue;
+		len += (n++ > 0 ? strlen(sep) : 0) + strlen(ent[k].e_value);
+	}
+	return len;
+}
+
+/* Writes the run's value (see run_len) at s, NUL-ended; returns its end. */
+static char *
+run_copy(char *s, const struct env_ent *ent, size_t i, size_t j)
+{
+	const char	*sep = list_sep(ent[i].e_name);
+	size_t		 k, l, n = 0;
+
+	if (sep == NULL)
+		i = j - 1;
+	for (k = i; k < j; k++) {
+		if (ent[k].e_value == NULL || (sep != NULL &&
+		    ent[k].e_value[0] == '\0'))
+			continue;
+		if (n++ > 0) {
+			memcpy(s, sep, strlen(sep));
+			s += strlen(sep);
+		}
+		memcpy(s, ent[k].e_value, l = strlen(ent[k].e_value));
+		s += l;
+	}
+	*s = '\0';
+	return s + 1;
+}
+
 char **
 cgi_env_build(const struct cgi_param *pv, size_t n,
     const struct cgi_param *over, size_t nover)
@@ -60,7 +123,7 @@ cgi_env_build(const struct cgi_param *pv, size_t n,
 	struct env_ent		*ent;
 	const struct cgi_param	*p;
 	char			**envp, *s;
-	size_t			 i, k, m = 0, total = 0, nl, vl, kept = 0;
+	size_t			 i, j, k, m = 0, total, nl, kept = 0;
 
 	if (n > SIZE_MAX / sizeof(*ent) - nover - ndef)
 		return NULL;
@@ -78,31 +141,38 @@ cgi_env_build(const struct cgi_param *pv, size_t n,
 		m++;
 	}
 	qsort(ent, m, sizeof(*ent), ent_cmp);
-	/* Keep the last of each name, unless it is a removal. */
-	for (i = 0, k = 0; i < m; i++) {
-		if (i + 1 < m && strcmp(ent[i].e_name, ent[i + 1].e_name) == 0)
+	/*
+	 * One variable a name: a client's header given more than once is
+	 * its copies joined, in order; any other name is its last, unless
+	 * that is a removal.  The runs' bounds are kept in e_order.
+	 */
+	total = sizeof(char *);
+	for (i = 0; i < m; i = j) {
+		for (j = i + 1; j < m && strcmp(ent[j].e_name,
+		    ent[i].e_name) == 0; j++)
+			;
+		if (ent[j - 1].e_value == NULL)
 			continue;
-		if (ent[i].e_value == NULL)
-			continue;
-		ent[k++] = ent[i];
+		total += sizeof(char *) + strlen(ent[i].e_name) + 2 +
+		    run_len(ent, i, j);
+		kept++;
 	}
-	kept = k;
-	total = (kept + 1) * sizeof(char *);
-	for (i = 0; i < kept; i++)
-		total += strlen(ent[i].e_name) + strlen(ent[i].e_value) + 2;
 	if ((envp = malloc(total)) == NULL) {
 		free(ent);
 		return NULL;
 	}
 	s = (char *)(envp + kept + 1);
-	for (i = 0; i < kept; i++) {
+	for (i = 0, k = 0; i < m; i = j) {
+		for (j = i + 1; j < m && strcmp(ent[j].e_name,
+		    ent[i].e_name) == 0; j++)
+			;
+		if (ent[j - 1].e_value == NULL)
+			continue;
+		envp[k++] = s;
 		nl = strlen(ent[i].e_name);
-		vl = strlen(ent[i].e_value);
-		envp[i] = s;
 		memcpy(s, ent[i].e_name, nl);
 		s[nl] = '=';
-		memcpy(s + nl + 1, ent[i].e_value, vl + 1);
-		s += nl + vl + 2;
+		s = run_copy(s + nl + 1, ent, i, j);
 	}
 	envp[kept] = NULL;
 	free(ent);
@@ -180,7 +250,7 @@ search_words(const char *q, char *out, char **words)
 		/* Empty ("a++b", "+a", "a+"), or "=", a blank, a control. */
 		if (n == 0 || strspn(w, schar) != n)
 			return 0;
-		if ((d = req_pct_decode(out, w, n)) == -1 || *out == '-')
+		if ((d = evfcgi_pct_decode(out, w, n)) == -1 || *out == '-')
 			return 0;
 		words[nw++] = out;
 		out += d + 1;

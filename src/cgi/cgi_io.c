@@ -26,7 +26,6 @@
 #include "cgi_job.h"
 #include "evfcgi.h"
 #include "log.h"
-#include "request.h"
 
 #define IO_READ_MIN	4096
 /*
@@ -47,7 +46,6 @@ static int	io_produce(struct evfcgi_req *, size_t, void *);
 static void	io_close_in(struct cgi_job *);
 static void	io_release(struct cgi_job *);
 static void	io_unhold(struct cgi_job *);
-static void	io_holdcb(void *);
 
 /*
  * Reads at most want (and IO_READ_MAX) bytes of a program's stdout, fd,
@@ -85,8 +83,6 @@ cgi_io_start(struct cgi_job *job, int in, int out)
 	}
 	job->j_holding = !job->j_body_done;
 	job->j_eof = 0;
-	job->j_holdwait.bw_fn = io_holdcb;
-	job->j_holdwait.bw_arg = job;
 	event_add(job->j_outev, NULL);
 	cgi_io_feed(job);
 	return 0;
@@ -124,28 +120,43 @@ cgi_io_close(struct cgi_job *job)
 	}
 }
 
-/* Gives back to the engine's cap what job's output held. */
+/*
+ * Gives back to the engine's cap what job's output held; those waiting
+ * for room read on, next turn (job's caller may be inside one of them).
+ */
 static void
 io_unhold(struct cgi_job *job)
 {
-	struct budget	*b = &job->j_cg->cg_held;
+	struct cgi	*cg = job->j_cg;
 
-	budget_cancel(b, &job->j_holdwait);
+	if (job->j_holdwait) {
+		TAILQ_REMOVE(&cg->cg_holdq, job, j_holdentry);
+		job->j_holdwait = 0;
+	}
 	if (job->j_held == 0)
 		return;
-	budget_add(b, -(long long)job->j_held);
+	cg->cg_held -= job->j_held;
 	job->j_held = 0;
-	budget_kick(b);
+	if (!TAILQ_EMPTY(&cg->cg_holdq) && cg->cg_held < cg->cg_held_cap)
+		event_active(cg->cg_holdev, EV_TIMEOUT, 0);
 }
 
-/* The engine's cap has room again: job's held output is read on. */
-static void
-io_holdcb(void *arg)
+void
+cgi_io_holdcb(evutil_socket_t fd, short what, void *arg)
 {
-	struct cgi_job	*job = arg;
+	struct cgi	*cg = arg;
+	struct cgi_job	*job;
 
-	if (job->j_out >= 0 && job->j_holding && !job->j_eof)
-		event_add(job->j_outev, NULL);
+	(void)fd;
+	(void)what;
+	/* Each reads what room there is, or waits again. */
+	while (cg->cg_held < cg->cg_held_cap &&
+	    (job = TAILQ_FIRST(&cg->cg_holdq)) != NULL) {
+		TAILQ_REMOVE(&cg->cg_holdq, job, j_holdentry);
+		job->j_holdwait = 0;
+		if (job->j_out >= 0 && job->j_holding && !job->j_eof)
+			event_add(job->j_outev, NULL);
+	}
 }
 
 void
@@ -253,7 +264,7 @@ static void
 io_head(struct cgi_job *job)
 {
 	const struct cgi_config	*cfg = &job->j_cg->cg_cfg;
-	struct budget		*b = &job->j_cg->cg_held;
+	struct cgi		*cg = job->j_cg;
 	size_t			 cap, have, want;
 	char			 msg[96];
 	int			 n;
@@ -267,14 +278,18 @@ io_head(struct cgi_job *job)
 	}
 	want = cap - have;
 	if (job->j_holding) {
-		if (budget_over(b)) {
+		if (cg->cg_held >= cg->cg_held_cap) {
 			/* All programs hold the cap's worth: it waits. */
 			event_del(job->j_outev);
-			budget_wait(b, &job->j_holdwait, 0);
+			if (!job->j_holdwait) {
+				TAILQ_INSERT_TAIL(&cg->cg_holdq, job,
+				    j_holdentry);
+				job->j_holdwait = 1;
+			}
 			return;
 		}
-		if (want > b->b_cap - b->b_queued)
-			want = (size_t)(b->b_cap - b->b_queued);
+		if (want > cg->cg_held_cap - cg->cg_held)
+			want = cg->cg_held_cap - cg->cg_held;
 	}
 	n = io_read(job->j_head, job->j_out, want);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -290,7 +305,7 @@ io_head(struct cgi_job *job)
 		event_del(job->j_outev);
 	}
 	if (n > 0 && job->j_holding) {
-		budget_add(b, n);
+		cg->cg_held += (size_t)n;
 		job->j_held += (size_t)n;
 	}
 	if (!job->j_holding)
@@ -404,7 +419,7 @@ io_send_head(struct cgi_job *job, const char *p, size_t len,
 		if (line != sbuf)
 			free(line);
 	}
-	if (req_header(job->j_req, h->h_status, reason, ctype,
+	if (evfcgi_header_reason(job->j_req, h->h_status, reason, ctype,
 	    h->h_clen) == -1) {
 		free(ctype);
 		cgi_job_fail(job, 502,

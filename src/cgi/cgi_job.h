@@ -18,8 +18,8 @@
 
 #include <event2/util.h>
 
-#include "budget.h"
 #include "cgi.h"
+#include "cgi_reaper.h"
 
 struct event;
 struct evbuffer;
@@ -45,11 +45,18 @@ struct cgi {
 	size_t			 cg_rootlen;
 	int			 cg_rootfd;	/* it, opened (O_PATH) */
 	struct event		*cg_sigchld;	/* from the first child on */
+	struct cgi_reaper	*cg_reapers;	/* one per worker slot */
+	int			 cg_nreapers;
+	struct cgi_reaper	*cg_reaper;	/* this process's */
+	struct event		*cg_reapev;	/* its events */
 	TAILQ_HEAD(, cgi_child)	 cg_children;
 	size_t			 cg_nchildren;	/* not reaped yet */
 	TAILQ_HEAD(, cgi_job)	 cg_queue;	/* waiting for a slot */
 	size_t			 cg_nqueued;
-	struct budget		 cg_held;	/* output held, all programs */
+	size_t			 cg_held;	/* output held, all programs */
+	size_t			 cg_held_cap;	/* --max-queued */
+	TAILQ_HEAD(, cgi_job)	 cg_holdq;	/* waiting for room in it */
+	struct event		*cg_holdev;	/* wakes them, next turn */
 };
 
 struct cgi_child {
@@ -93,9 +100,10 @@ struct cgi_job {
 	struct evbuffer		*j_tmp;		/* output on its way */
 	size_t			 j_scanpos;
 	size_t			 j_held;	/* of j_head, charged to cg_held */
-	struct budget_waiter	 j_holdwait;	/* for room in cg_held */
+	TAILQ_ENTRY(cgi_job)	 j_holdentry;	/* in cg_holdq */
 	struct event		*j_timer;	/* the time limit */
 	struct event		*j_life;	/* the wall-clock limit */
+	struct event		*j_wtimer;	/* no write progress */
 	struct timespec		 j_deadline;	/* when it runs out */
 	struct timespec		 j_left;	/* while paused: what is left */
 	unsigned		 j_started:1;	/* a program ran for it */
@@ -106,6 +114,7 @@ struct cgi_job {
 	unsigned		 j_holding:1;	/* output held: body not ended */
 	unsigned		 j_eof:1;	/* stdout ended while held */
 	unsigned		 j_clock_paused:1; /* output waits on the client */
+	unsigned		 j_holdwait:1;	/* in cg_holdq */
 	TAILQ_ENTRY(cgi_job)	 j_entry;
 };
 
@@ -136,8 +145,8 @@ void	cgi_job_start(struct cgi_job *job, int front);
 void	cgi_run_queue(struct cgi *cg);
 
 /*
- * Makes the loop reap children, before the first is forked: a SIGCHLD
- * that came before the handler would be lost.  Returns 0, or -1.
+ * Makes the loop read what the reaper says ended, before the first
+ * program starts, and reap the daemon's own children.  Returns 0, or -1.
  */
 int	cgi_sigchld_on(struct cgi *cg);
 
@@ -156,10 +165,10 @@ struct cgi_child *cgi_child_new(struct cgi *cg, struct cgi_job *job,
 	    const struct cgi_proc *p);
 
 /*
- * Sends sig to pid's process group, or to pid alone when it has none of
- * its own (both sides' setpgid() failed).
+ * Has the reaper send sig to program pid's process group, or to pid alone
+ * when it has none of its own (both sides' setpgid() failed).
  */
-void	cgi_child_signal(pid_t pid, int sig);
+void	cgi_child_signal(struct cgi *cg, pid_t pid, int sig);
 
 /* Ends ch's process group: SIGTERM now, SIGKILL after the grace. */
 void	cgi_child_kill(struct cgi_child *ch);
@@ -211,6 +220,12 @@ void	cgi_io_close(struct cgi_job *job);
 
 /* Feeds job's program what waits of the body; closes stdin at its end. */
 void	cgi_io_feed(struct cgi_job *job);
+
+/*
+ * The held output's cap has room again (cg_holdev, made active when held
+ * output was given back): the jobs waiting for it read on.
+ */
+void	cgi_io_holdcb(evutil_socket_t fd, short what, void *arg);
 
 /* The request body's callback (evfcgi_body_cb) of a streamed job. */
 void	cgi_io_bodycb(struct evfcgi_req *req, struct evbuffer *body, int done,

@@ -19,7 +19,6 @@
 #include "cgi_job.h"
 #include "evfcgi.h"
 #include "log.h"
-#include "request.h"
 
 long
 cgi_local_path(const char *loc, size_t len, char *out, const char **why)
@@ -38,7 +37,7 @@ cgi_local_path(const char *loc, size_t len, char *out, const char **why)
 	for (seg = loc + 1;; seg = slash + 1) {
 		slash = memchr(seg, '/', (size_t)(end - seg));
 		n = (size_t)((slash != NULL ? slash : end) - seg);
-		if ((d = req_pct_decode(out + o + 1, seg, n)) == -1) {
+		if ((d = evfcgi_pct_decode(out + o + 1, seg, n)) == -1) {
 			*why = "a bad escape or a %00 in its path";
 			return -1;
 		}

@@ -1,12 +1,13 @@
 /*
  * cgi_spawn.c: which file a request may run (inside the root, a regular
  * executable file), opened once and checked on its descriptor, and
- * starting it from that descriptor: vfork, then in the child only what
- * async-signal-safe calls can do before fexecve() (the daemon is one
- * thread, so nothing is held locked).  No shell in between, and no path
+ * starting it from that descriptor, in the reaper (cgi_reaper.c): vfork,
+ * then in the child only what async-signal-safe calls can do before
+ * fexecve() (the reaper is one thread, so nothing is held locked).  No shell in between, and no path
  * looked up again between the check and the run.
  */
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -24,6 +25,7 @@
 #endif
 
 #include "cgi.h"
+#include "cgi_reaper.h"
 
 static int	sys_openat2(int, const char *, int);
 static int	open_beneath(int, const char *, int, const char *);
@@ -33,9 +35,9 @@ static int	open_status(int, const char **);
 static void	child_say(const char *, const char *, int);
 static int	child_fd_high(int);
 static void	child_close_from(int);
-static void	child_run(const struct cgi_prog *, char *const[],
-		    char *const[], int[3]) __attribute__((noreturn));
-static void	close_pair(int[2]);
+static void	child_run(int, int, int, char *const[], char *const[],
+		    const int[3], const struct spawn_as *)
+		    __attribute__((noreturn));
 
 /*
  * Whether openat2 and faccessat2 answer here: 1 yes, 0 no, -1 not known
@@ -297,11 +299,12 @@ child_close_from(int fd)
  * program from its descriptor.  Never returns.
  */
 static void
-child_run(const struct cgi_prog *pr, char *const argv[], char *const envp[],
-    int fds[3])
+child_run(int prog, int dir, int script, char *const argv[],
+    char *const envp[], const int pipes[3], const struct spawn_as *as)
 {
+	struct rlimit	 rl;
 	sigset_t	 none;
-	int		 i, prog, dir;
+	int		 i, fds[3];
 
 	/* Signals were blocked across fork: defaults first, then unblock. */
 	for (i = 1; i < NSIG; i++)
@@ -310,17 +313,34 @@ child_run(const struct cgi_prog *pr, char *const argv[], char *const envp[],
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)setpgid(0, 0);
-	for (i = 0; i < 3; i++)
-		if ((fds[i] = child_fd_high(fds[i])) == -1)
+	/*
+	 * Its own user (the reaper kept root for this alone), by the raw
+	 * calls: this is a vfork child, and glibc's wrappers may synchronise
+	 * threads.  Then its processes at once, counted per user.
+	 */
+	if (as->sa_uid != (uid_t)-1 &&
+	    (syscall(SYS_setgroups, 1, &as->sa_gid) == -1 ||
+	    syscall(SYS_setresgid, as->sa_gid, as->sa_gid, as->sa_gid) == -1 ||
+	    syscall(SYS_setresuid, as->sa_uid, as->sa_uid, as->sa_uid) == -1)) {
+		child_say("setresuid", argv[0], errno);
+		_exit(127);
+	}
+	if (as->sa_nproc > 0) {
+		rl.rlim_cur = rl.rlim_max = as->sa_nproc;
+		if (setrlimit(RLIMIT_NPROC, &rl) == -1)
 			_exit(127);
-	if ((prog = child_fd_high(pr->pr_fd)) == -1 ||
-	    (dir = child_fd_high(pr->pr_dir)) == -1)
+	}
+	for (i = 0; i < 3; i++)
+		if ((fds[i] = child_fd_high(pipes[i])) == -1)
+			_exit(127);
+	if ((prog = child_fd_high(prog)) == -1 ||
+	    (dir = child_fd_high(dir)) == -1)
 		_exit(127);
 	for (i = 0; i < 3; i++)
 		if (dup2(fds[i], i) == -1)
 			_exit(127);
 	if (fchdir(dir) == -1) {
-		child_say("chdir", pr->pr_real, errno);
+		child_say("chdir", argv[0], errno);
 		_exit(127);
 	}
 	if (prog != 3 && dup3(prog, 3, O_CLOEXEC) == -1)
@@ -331,80 +351,43 @@ child_run(const struct cgi_prog *pr, char *const argv[], char *const envp[],
 	 * would close: it stays open for it.  ENOENT: a script the parent's
 	 * read did not see as one (it changed in place since).
 	 */
-	if (pr->pr_script && fcntl(3, F_SETFD, 0) == -1)
+	if (script && fcntl(3, F_SETFD, 0) == -1)
 		_exit(127);
 	(void)fexecve(3, argv, envp);
-	if (errno == ENOENT && !pr->pr_script && fcntl(3, F_SETFD, 0) == 0)
+	if (errno == ENOENT && !script && fcntl(3, F_SETFD, 0) == 0)
 		(void)fexecve(3, argv, envp);
-	child_say("exec", pr->pr_real, errno);
+	child_say("exec", argv[0], errno);
 	_exit(127);
 }
 
-/* Closes both ends of a pipe that are open. */
-static void
-close_pair(int p[2])
-{
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
-	p[0] = p[1] = -1;
-}
-
 int
-cgi_spawn(const struct cgi_prog *pr, char *const argv[], char *const envp[],
-    struct cgi_proc *p)
+cgi_spawn_fds(int prog, int dir, int script, char *const argv[],
+    char *const envp[], const int fds[3], const struct spawn_as *as,
+    pid_t *pidp)
 {
-	int		 in[2] = { -1, -1 }, out[2] = { -1, -1 };
-	int		 err[2] = { -1, -1 }, fds[3], e;
 	sigset_t	 all, old;
 	pid_t		 pid;
+	int		 e;
 
-	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
-	    pipe2(err, O_CLOEXEC) == -1)
-		goto fail;
-	if (fcntl(in[1], F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(out[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(err[0], F_SETFL, O_NONBLOCK) == -1)
-		goto fail;
 	/* No handler of ours may run in the child before it resets them. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	/*
 	 * vfork: the child only resets signals, moves descriptors, changes
 	 * directory and execs (its own frame; nothing of ours it changes is
-	 * read after), and fork's copy of the page tables grows with the
-	 * output the daemon holds (the experiment: 0.52 of the baseline
-	 * beside 100 slow CGI downloads).
+	 * read after); fork would copy the page tables for nothing.
 	 */
 	pid = vfork();
-	if (pid == 0) {
-		fds[0] = in[0];
-		fds[1] = out[1];
-		fds[2] = err[1];
-		child_run(pr, argv, envp, fds);
-	}
+	if (pid == 0)
+		child_run(prog, dir, script, argv, envp, fds, as);
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid == -1) {
 		errno = e;
-		goto fail;
+		return -1;
 	}
 	/* Either side may win the race; both make the group. */
 	(void)setpgid(pid, pid);
-	close(in[0]);
-	close(out[1]);
-	close(err[1]);
-	p->p_pid = pid;
-	p->p_in = in[1];
-	p->p_out = out[0];
-	p->p_err = err[0];
+	*pidp = pid;
 	return 0;
-fail:
-	e = errno;
-	close_pair(in);
-	close_pair(out);
-	close_pair(err);
-	errno = e;
-	return -1;
 }

@@ -4,6 +4,7 @@
  * process or in workers.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -332,9 +333,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 	resolve_ids(&cfg, &ids);
+	/* Not even its own user may read its memory or ptrace it. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (ids.id_uid == 0)
+		log_warn("%s %s is uid 0 (--allow-root): running as root",
+		    options_who("user"), cfg.user);
 	/* Given up before any program runs; nothing to give up to here. */
-	if (cfg.cgi_on && cfg.user == NULL && geteuid() == 0)
-		log_warn("--cgi as root without --user: every program runs as "
+	if (cfg.cgi_on && (cfg.cgi.c_uid == 0 || (cfg.cgi.c_uid ==
+	    (uid_t)-1 && geteuid() == 0)))
+		log_warn("--cgi as root without --user, or as uid 0: every "
+		    "program runs as "
 		    "uid 0 with all capabilities; give --user (root is given "
 		    "up after binding)");
 	select_limits(&cfg);

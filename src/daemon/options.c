@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -22,6 +23,7 @@
 #include "allow.h"
 #include "listen.h"
 #include "options.h"
+#include "privs.h"
 
 #define OPT_BASE	256	/* getopt values of table rows start here */
 #define LINE_MAX_LEN	4096
@@ -86,11 +88,15 @@ static const struct opt opts[] = {
 	{ "cgi-queue", 0, K_SIZE, CFG(cgi.c_queue), 0, 1000000 },
 	{ "cgi-timeout", 0, K_INT, CFG(cgi.c_timeout), 0, 7 * 86400 },
 	{ "cgi-lifetime", 0, K_INT, CFG(cgi.c_lifetime), 0, 7 * 86400 },
+	{ "cgi-write-timeout", 0, K_INT, CFG(cgi.c_write_timeout), 0,
+	    7 * 86400 },
 	{ "cgi-max-header", 0, K_SIZE, CFG(cgi.c_max_header), 256, 65536 },
 	{ "cgi-hold", 0, K_SIZE, CFG(cgi.c_hold), 65536, SIZE_MAX / 2 },
 	{ "cgi-kill-grace", 0, K_INT, CFG(cgi.c_grace), 1, 3600 },
 	{ "cgi-stderr-rate", 0, K_INT, CFG(cgi.c_stderr_rate), 0, 1000000 },
 	{ "cgi-argv", 0, K_ON, CFG(cgi.c_argv), 0, 0 },
+	{ "cgi-user", 0, K_STR, CFG(cgi_user), 0, 0 },
+	{ "cgi-nproc", 0, K_SIZE, CFG(cgi.c_nproc), 0, 1000000 },
 	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
 	{ "event-backend", 0, K_BACKEND, CFG(backend), 0, 0 },
 	{ "user", 0, K_STR, CFG(user), 0, 0 },
@@ -128,6 +134,7 @@ static int	read_file(struct config *, const char *);
 static int	file_line(struct config *, char *, const char *);
 static int	parse_argv(int, char **, struct config *, int);
 static int	check_all(struct config *);
+static int	check_ids(struct config *);
 static void	usage_limits(FILE *);
 static void	usage_cgi(FILE *);
 
@@ -272,6 +279,9 @@ usage_cgi(FILE *f)
 "                            client's time included: a slow client holds a\n"
 "                            slot no longer; then as --cgi-timeout;\n"
 "                            0 = none (%d)\n"
+"      --cgi-write-timeout S a program whose output waits S seconds for a\n"
+"                            client that takes none of it is ended, its\n"
+"                            slot freed, the answer cut; 0 = none (%d)\n"
 "      --cgi-kill-grace S    SIGTERM to SIGKILL (%d)\n"
 "      --cgi-max-header BYTES a program's header block; beyond: 502 (%zu)\n"
 "      --cgi-hold BYTES      output held while the request body still comes\n"
@@ -282,10 +292,17 @@ usage_cgi(FILE *f)
 "      --cgi-argv            an indexed query (RFC 3875 4.4: no '=') gives\n"
 "                            the program its words as arguments, none that\n"
 "                            starts with '-' (off: no arguments ever)\n"
+"      --cgi-user USER       programs run as USER (needs root), apart from\n"
+"                            the daemon's --user: they can neither signal\n"
+"                            nor read it (default: the daemon's user)\n"
+"      --cgi-nproc N         RLIMIT_NPROC of each program: its user's\n"
+"                            processes at most, a fork bomb's bound;\n"
+"                            0 = inherited (%zu)\n"
 "\n",
-	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_lifetime, cg.c_grace,
+	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_lifetime,
+	    cg.c_write_timeout, cg.c_grace,
 	    cg.c_max_header,
-	    cg.c_hold, cg.c_stderr_rate);
+	    cg.c_hold, cg.c_stderr_rate, cg.c_nproc);
 }
 
 /*
@@ -702,6 +719,66 @@ check_all(struct config *cfg)
 	if (cfg->group != NULL && cfg->user == NULL) {
 		fprintf(stderr, "evfcgid: %s needs --user\n",
 		    options_who("group"));
+		return 2;
+	}
+	if (!cfg->cgi_on && cfg->cgi_user != NULL) {
+		fprintf(stderr, "evfcgid: %s needs --cgi\n",
+		    options_who("cgi-user"));
+		return 2;
+	}
+	cfg->cgi.c_reapers = cfg->workers;
+	return check_ids(cfg);
+}
+
+/*
+ * uid 0 however spelled (root, 0, a name that maps to it) in --user or
+ * --cgi-user is refused without --allow-root; the programs' ids are
+ * those of --cgi-user, else of --user (and --group).  Returns
+ * OPTIONS_GO_ON, or 2 after a message.
+ */
+static int
+check_ids(struct config *cfg)
+{
+	static const char *const names[] = { "user", "cgi-user" };
+	const char	*who[2] = { cfg->user, cfg->cgi_user };
+	char		 err[256];
+	uid_t		 uid[2] = { (uid_t)-1, (uid_t)-1 };
+	gid_t		 gid[2] = { (gid_t)-1, (gid_t)-1 };
+	int		 i;
+
+	for (i = 0; i < 2; i++) {
+		if (who[i] == NULL)
+			continue;
+		if (privs_user(who[i], &uid[i], &gid[i], err,
+		    sizeof(err)) == -1) {
+			fprintf(stderr, "evfcgid: %s %s\n",
+			    options_who(names[i]), err);
+			return 2;
+		}
+		if (uid[i] == 0 && !cfg->allow_root) {
+			fprintf(stderr, "evfcgid: refusing to run as root: %s "
+			    "%s is uid 0; give another user, or "
+			    "--allow-root\n", options_who(names[i]), who[i]);
+			return 2;
+		}
+	}
+	if (cfg->cgi_user != NULL && geteuid() != 0 && uid[1] != geteuid()) {
+		fprintf(stderr, "evfcgid: %s %s: only root can run programs "
+		    "as another user\n", options_who("cgi-user"),
+		    cfg->cgi_user);
+		return 2;
+	}
+	if (!cfg->cgi_on)
+		return OPTIONS_GO_ON;
+	i = cfg->cgi_user != NULL;
+	cfg->cgi.c_uid = uid[i];
+	cfg->cgi.c_gid = gid[i];
+	/* Another user than the daemon's: started by a reaper kept root. */
+	cfg->cgi.c_apart = i == 1 && geteuid() == 0 && uid[1] != (cfg->user !=
+	    NULL ? uid[0] : 0);
+	if (i == 0 && cfg->group != NULL && privs_group(cfg->group,
+	    &cfg->cgi.c_gid, err, sizeof(err)) == -1) {
+		fprintf(stderr, "evfcgid: %s %s\n", options_who("group"), err);
 		return 2;
 	}
 	return OPTIONS_GO_ON;

@@ -39,6 +39,7 @@ struct config {
 	const char		*backend;	/* NULL: libevent's choice */
 	const char		*config;	/* --config, or NULL */
 	int			 cgi_on;	/* --cgi: run CGI programs */
+	const char		*cgi_user;	/* programs run as them */
 	struct cgi_config	 cgi;
 };
 

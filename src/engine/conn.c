@@ -941,7 +941,8 @@ conn_req_produce(struct evfcgi_req *r, void *arg)
  * request whose PARAMS are incomplete, while c reads (counted from its
  * BEGIN_REQUEST or the end of the PARAMS before it, the time c held
  * itself not counted: conn_params_clock), or
- * an idle timeout (restarted by every read) while input is awaited, or
+ * an idle timeout (restarted by input that serves a request in flight:
+ * c_idle_keep) while input is awaited, or
  * none while only the application or the output is pending (the write
  * event's timeout watches the output); and, before any of those, the
  * deadline of a record begun and not finished (header_timeout from its
@@ -955,6 +956,8 @@ conn_timer_update(struct conn *c)
 	struct timeval			 span = { lim->header_timeout, 0 };
 	struct timeval			 now, due, rdue, tv;
 	int				 awaiting, idle;
+	int				 keep = c->c_idle_keep &&
+					    c->c_timer_kind == TIMER_IDLE;
 
 	if (c->c_timer_kind == TIMER_FAIL)
 		return;
@@ -991,7 +994,9 @@ conn_timer_update(struct conn *c)
 	 * checked against c_idle_from when it fires.
 	 */
 	if (want == TIMER_IDLE) {
-		c->c_idle_from = now;
+		/* Bytes of no record, records of no request: no progress. */
+		if (!keep)
+			c->c_idle_from = now;
 		if (c->c_idle_lazy)
 			return;
 		c->c_idle_lazy = 1;

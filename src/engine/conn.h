@@ -104,6 +104,8 @@ struct conn {
 	unsigned		 c_cut:1;	/* conn_cut() ran on it */
 	unsigned		 c_thin:1;	/* kept lean in a spike while it
 						   holds (conn_thin) */
+	unsigned		 c_idle_keep:1;	/* the last input served no
+						   request: idle goes on */
 	/* Bit-fields, and c_fd beside them: an idle connection's size. */
 	enum conn_state		 c_state:3;
 	enum conn_timer		 c_timer_kind:3;

@@ -100,6 +100,7 @@ conn_records(struct conn *c, struct conn_src *s)
 			conn_params_resume(c);
 	}
 	c->c_in_records = 1;
+	c->c_idle_keep = 1;	/* until a record serves a request */
 	rc = conn_records_run(c, s);
 	c->c_in_records = 0;
 	return rc;
@@ -261,9 +262,11 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 	/* GET_VALUES is the web server's, with whatever id it gave it. */
 	if (rec->hdr.request_id == 0 || type == FCGI_GET_VALUES)
 		return conn_management(c, rec);
+	if (type == FCGI_BEGIN_REQUEST || (r = conn_find(c,
+	    rec->hdr.request_id)) != NULL)
+		c->c_idle_keep = 0;
 	if (type == FCGI_BEGIN_REQUEST)
 		return conn_begin(c, rec);
-	r = conn_find(c, rec->hdr.request_id);
 	switch (type) {
 	case FCGI_ABORT_REQUEST:
 		if (r != NULL)

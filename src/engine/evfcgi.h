@@ -538,6 +538,25 @@ int	evfcgi_query_next(struct evfcgi_req *req, size_t *i,
 const char *evfcgi_path_rest(struct evfcgi_req *req);
 
 /*
+ * evfcgi_header() with the Status line's reason phrase: reason (NULL or
+ * empty: the standard one for status), as a gateway passes a CGI
+ * program's own on ("Status: 404 Not Here").  Returns as evfcgi_header(),
+ * and -1 (logged) when reason holds a control character.
+ */
+int	evfcgi_header_reason(struct evfcgi_req *req, int status,
+	    const char *reason, const char *ctype, long long content_length);
+
+/* The standard reason phrase of an HTTP status, "Unknown" for others. */
+const char *evfcgi_status_text(int status);
+
+/*
+ * Decodes the %XX escapes of the len bytes at src into dst (room for len
+ * + 1; NUL-ended); '+' stays '+'.  Returns the decoded length, or -1 for
+ * a '%' not followed by two hex digits, or for %00.
+ */
+long	evfcgi_pct_decode(char *dst, const char *src, size_t len);
+
+/*
  * Caps the body of the requests that the route registered for path (and
  * of the kind flags says: EVFCGI_ROUTE_PREFIX or not) takes, at max bytes.
  * A longer body is answered 413 by the engine (from CONTENT_LENGTH before

@@ -406,6 +406,12 @@ req_pct_decode(char *dst, const char *src, size_t len)
 	return (long)o;
 }
 
+long
+evfcgi_pct_decode(char *dst, const char *src, size_t len)
+{
+	return req_pct_decode(dst, src, len);
+}
+
 /*
  * Decodes the raw PARAMS into NUL-ended names and values, in one block.
  * Returns PARSE_OK, PARSE_NOMEM, or PARSE_MALFORMED with *why.

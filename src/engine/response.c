@@ -226,11 +226,15 @@ hdr_variable_bad(const char *name)
 
 /*
  * Whether Variable-NAME names what the front end would hand to the next
- * program as something else: the dynamic loader's LD_*, a client's
- * header (HTTP_*), a CGI meta-variable (RFC 3875 4.1) or one that front
- * ends and PHP read as such (SCRIPT_FILENAME, DOCUMENT_ROOT ...), or the
- * shell's.  Case does not matter: some front ends fold it.  Returns 1 if
- * reserved.
+ * program as something else: a client's header (HTTP_*), a CGI
+ * meta-variable (RFC 3875 4.1) or one that front ends and PHP read as
+ * such (SCRIPT_FILENAME, DOCUMENT_ROOT ...), or what changes how a
+ * program runs before its own code does: the dynamic loader's and
+ * glibc's (LD_*, GLIBC_TUNABLES, GCONV_PATH, glibc's unsecure list),
+ * the shell's, the interpreters' (PHP*, PERL*, PYTHON*, NODE_*, RUBY*
+ * ...) and git's (GIT_*), HOME and TMPDIR.  Families by prefix, so that
+ * a new member is refused too.  Case does not matter: some front ends
+ * fold it.  Returns 1 if reserved.
  */
 static int
 hdr_variable_reserved(const char *name)
@@ -244,7 +248,17 @@ hdr_variable_reserved(const char *name)
 		"SCRIPT_FILENAME", "DOCUMENT_ROOT", "REQUEST_URI",
 		"REQUEST_SCHEME", "REDIRECT_STATUS", "HTTPS", "REMOTE_PORT",
 		"SERVER_ADDR", "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS",
-		NULL
+		"BASHOPTS", "CDPATH", "PS4", "PROMPT_COMMAND", "HOME", "SHELL",
+		"TMPDIR", "TMP", "TEMP", "TZ", "TZDIR", "LOCPATH", "NLSPATH",
+		"HOSTALIASES", "LOCALDOMAIN", "RES_OPTIONS", "RESOLV_HOST_CONF",
+		"NIS_PATH", "GETCONF_DIR", "CLASSPATH", "SSLKEYLOGFILE",
+		"TCLLIBPATH", NULL
+	};
+	static const char *const	 prefix[] = {
+		"GLIBC_", "GCONV_", "MALLOC_", "BASH_FUNC_", "PHP", "PERL",
+		"PYTHON", "NODE_", "NPM_", "RUBY", "GEM_", "BUNDLE_", "GIT_",
+		"JAVA_", "_JAVA_", "JDK_", "LUA_", "OPENSSL_", "SSL_CERT_",
+		"LC_", NULL
 	};
 	const char	*v = name + 9;
 	size_t		 i;
@@ -255,6 +269,9 @@ hdr_variable_reserved(const char *name)
 		return 1;
 	for (i = 0; reserved[i] != NULL; i++)
 		if (strcasecmp(v, reserved[i]) == 0)
+			return 1;
+	for (i = 0; prefix[i] != NULL; i++)
+		if (strncasecmp(v, prefix[i], strlen(prefix[i])) == 0)
 			return 1;
 	return 0;
 }
@@ -276,8 +293,8 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 		why = "Variable-NAME whose NAME is not a variable name "
 		    "(letters, digits, '_'; not a digit first)";
 	else if (r->r_role == FCGI_AUTHORIZER && hdr_variable_reserved(name))
-		why = "Variable-NAME whose NAME is reserved (LD_*, HTTP_*, "
-		    "a CGI meta-variable)";
+		why = "Variable-NAME whose NAME is reserved (HTTP_*, a CGI "
+		    "meta-variable, LD_*, PERL* ... see evfcgi(3))";
 	else if (hdr_value_bad(value))
 		why = "a control character in the value";
 	else if ((nl = strlen(name)) + (vl = strlen(value)) + 4 >
@@ -327,6 +344,19 @@ evfcgi_header(struct evfcgi_req *r, int status, const char *ctype,
     long long content_length)
 {
 	return req_header(r, status, NULL, ctype, content_length);
+}
+
+int
+evfcgi_header_reason(struct evfcgi_req *r, int status, const char *reason,
+    const char *ctype, long long content_length)
+{
+	return req_header(r, status, reason, ctype, content_length);
+}
+
+const char *
+evfcgi_status_text(int status)
+{
+	return req_status_text(status);
 }
 
 int
