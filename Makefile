@@ -456,7 +456,8 @@ fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) src/daemon/status.c \
 # The API fuzzer (fuzz/fuzz_api.c): the engine alone, driven by scripts.
 fuzz/fuzz_api: fuzz/fuzz_api.c $(LIB_SRCS) $(HEADERS) | deps
 	clang -std=c11 -D_GNU_SOURCE -I. $(INC_engine) -g -O1 \
-		-fsanitize=fuzzer,address,undefined $(FUZZ_API_FLAGS) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(FUZZ_API_FLAGS) \
 		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_api.c $(LIB_SRCS) \
 		$(LIBEVENT_LIBS)
 

@@ -369,11 +369,15 @@ hdr_line(struct idst *st, const char *l)
 	}
 }
 
-/* Whether id's answer may carry no body: HEAD, 1xx, 204, 304. */
+/*
+ * Whether id's answer may carry no body: HEAD, 1xx, 204, 304.  (A 431
+ * refuses PARAMS the engine did not read: it cannot know the method.)
+ */
 static int
 bodyless(const struct idst *st)
 {
-	return st->head || (st->status >= 100 && st->status < 200) ||
+	return (st->head && st->status != 431) ||
+	    (st->status >= 100 && st->status < 200) ||
 	    st->status == 204 || st->status == 304;
 }
 
@@ -871,6 +875,23 @@ run_actions(struct slot *s, const char *acts)
 }
 
 /*
+ * evfcgi_param().  FUZZ_SKIP_KNOWN: not on a request without params
+ * (request.c: r_pv NULL + 0, undefined behaviour that UBSan reports).
+ */
+static const char *
+param(struct evfcgi_req *req, const char *name)
+{
+#ifdef FUZZ_SKIP_KNOWN
+	const char	*n, *v;
+	size_t		 i = 0;
+
+	if (evfcgi_param_next(req, &i, &n, &v) == 0)
+		return NULL;
+#endif
+	return evfcgi_param(req, name);
+}
+
+/*
  * Item 6's invariant: every name evfcgi_param_next() gives reads, through
  * evfcgi_param(), as the last pair of that name; the method likewise.
  */
@@ -885,7 +906,7 @@ check_params(struct evfcgi_req *req)
 		for (j = i; evfcgi_param_next(req, &j, &n2, &v2) == 1; )
 			if (strcmp(n2, name) == 0)
 				last = v2;
-		value = evfcgi_param(req, name);
+		value = param(req, name);
 		CHECK(value != NULL && strcmp(value, last) == 0, "param %s "
 		    "reads \"%s\", its last pair says \"%s\"", name,
 		    value != NULL ? value : "(null)", last);
@@ -917,11 +938,11 @@ handler(struct evfcgi_req *req, void *arg)
 	memset(s, 0, sizeof(*s));
 	s->req = req;
 	s->held = 1;
-	if ((acts = evfcgi_param(req, "FUZZ_ID")) != NULL)
+	if ((acts = param(req, "FUZZ_ID")) != NULL)
 		s->id = (unsigned)atoi(acts);
 	s->authorizer = evfcgi_role(req) == EVFCGI_AUTHORIZER;
 	evfcgi_on_abort(req, on_abort, s);
-	if ((acts = evfcgi_param(req, "DO")) != NULL)
+	if ((acts = param(req, "DO")) != NULL)
 		run_actions(s, acts);
 }
 
@@ -950,7 +971,7 @@ error_page(struct evfcgi_req *req, int status, const char *detail,
 		return (int)size + 1;
 	case 6:
 		return snprintf(buf, size, "%d %s %s\n", status,
-		    evfcgi_path(req), evfcgi_param(req, "DO") != NULL ?
+		    evfcgi_path(req), param(req, "DO") != NULL ?
 		    "do" : "-");
 	case 7:
 		return 0;
@@ -1335,9 +1356,10 @@ finish_all(void)
 	}
 	if (!fz->freed) {
 		evfcgi_get_stats(fz->srv, &st);
-		/* A connection that cut an answer waits 100 ms to reset:
-		   it may be there still, but holding nothing. */
-		CHECK(st.requests_active == 0 && st.bytes_input == 0,
+		/* A connection that cut an answer waits 100 ms to reset,
+		   holding what it held: server_free() lets it go. */
+		CHECK(st.connections > 0 ||
+		    (st.requests_active == 0 && st.bytes_input == 0),
 		    "after the peer went: %llu connections, %llu requests, "
 		    "%llu bytes input", (unsigned long long)st.connections,
 		    (unsigned long long)st.requests_active,
