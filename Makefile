@@ -91,6 +91,7 @@ ifneq ($(filter check,$(MAKECMDGOALS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 check: deps all $(CHECKS) $(CHECKS_ASAN) tests/bin/fuzz_replay \
+		tests/bin/fuzz_api_replay \
 		tests/bin/bad_producer tests/bin/export_app
 	env -u MAKEFLAGS -u MFLAGS bash tests/run-tests $(CHECKS) $(CHECKS_ASAN)
 
@@ -206,7 +207,7 @@ uninstall:
 
 clean:
 	rm -f src/*.o src/*/*.o src/*.a src/libevfcgi.so* src/evfcgid $(TOOLS) \
-		tools/*.o tools/*.a fuzz/fuzz_conn bench/floor evfcgi.pc \
+		tools/*.o tools/*.a fuzz/fuzz_conn fuzz/fuzz_api bench/floor evfcgi.pc \
 		$(EXAMPLES)
 	rm -f tests/*.o tests/*.a
 	rm -rf src/asan src/pic tools/asan tests/asan tests/bin tests/out bench/out
@@ -401,6 +402,16 @@ tests/bin/fuzz_replay: fuzz/fuzz_conn.c fuzz/replay.c src/asan/demo/app.o \
 		src/asan/libevfcgi.a $(LDFLAGS) \
 		$(SAN) $(LIBEVENT_LIBS)
 
+# The API fuzzer's script corpus, replayed the same way
+# (tests/test_fuzz_replay.sh).  FUZZ_API_FLAGS=-DFUZZ_SKIP_KNOWN leaves
+# out the actions of the bugs issue 35 lists (fuzz/fuzz_api.c).
+tests/bin/fuzz_api_replay: fuzz/fuzz_api.c fuzz/replay.c src/asan/libevfcgi.a \
+		$(HEADERS)
+	@mkdir -p tests/bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) $(FUZZ_API_FLAGS) \
+		-o $@ fuzz/fuzz_api.c fuzz/replay.c src/asan/libevfcgi.a \
+		$(LDFLAGS) $(SAN) $(LIBEVENT_LIBS)
+
 # The integration smoke under valgrind's memcheck (also part of make check).
 valgrind: all
 	bash tests/test_valgrind.sh
@@ -442,9 +453,19 @@ fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) src/daemon/status.c \
 		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) \
 		src/daemon/status.c $(LIBEVENT_LIBS)
 
-fuzz: fuzz/fuzz_conn
-	mkdir -p fuzz/found
+# The API fuzzer (fuzz/fuzz_api.c): the engine alone, driven by scripts.
+fuzz/fuzz_api: fuzz/fuzz_api.c $(LIB_SRCS) $(HEADERS) | deps
+	clang -std=c11 -D_GNU_SOURCE -I. $(INC_engine) -g -O1 \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(FUZZ_API_FLAGS) \
+		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_api.c $(LIB_SRCS) \
+		$(LIBEVENT_LIBS)
+
+fuzz: fuzz/fuzz_conn fuzz/fuzz_api
+	mkdir -p fuzz/found fuzz/found-api
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
+	fuzz/fuzz_api -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} \
+		-dict=fuzz/api.dict fuzz/found-api fuzz/corpus-api
 
 .PHONY: all deps check check-lab check-unit valgrind bench experiment experiment-links hosts soak demo fuzz install \
 	uninstall clean distclean
