@@ -156,6 +156,25 @@ budget_refuse(const struct budget *b)
 	    b->b_holders * b->b_floor >= b->b_cap;
 }
 
+/*
+ * The 9/8 is a hard ceiling: bytes a connection queued while it drained
+ * become held bytes once its peer stops reading, and the part kept for
+ * the rest is then free again, so without it one-call answers to peers
+ * that never read would take the queue past any bound, a part at a time.
+ */
+int
+budget_admit(const struct budget *b, uint64_t len)
+{
+	uint64_t	 after = b->b_queued + len, rest;
+
+	if (after <= b->b_cap)
+		return 1;
+	if (after > b->b_cap + b->b_cap / 8)
+		return 0;
+	rest = b->b_queued > b->b_held ? b->b_queued - b->b_held : 0;
+	return rest + len <= b->b_cap - b->b_hold_cap;
+}
+
 void
 budget_wait(struct budget *b, struct budget_waiter *w, int holding)
 {

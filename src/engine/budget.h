@@ -112,6 +112,16 @@ int	budget_full(const struct budget *b, int holding);
 int	budget_refuse(const struct budget *b);
 
 /*
+ * Whether len more bytes, written in one call outside a producer (a whole
+ * answer, a buffer moved across), may be queued now: if the total stays
+ * under the cap, or else within the part kept for connections that drain
+ * (cap - what the holders may fill) and under 9/8 of the cap.  Past that
+ * they are refused before they are queued (503, or the answer cut): such
+ * writes never take the total past 9/8 of the cap, however many come.
+ */
+int	budget_admit(const struct budget *b, uint64_t len);
+
+/*
  * Puts w at the end of its queue (once); it runs when output drains and
  * there is room for it: for a holder (holding 1) in the holders' part,
  * else under the cap (budget_full()).  While the holders' part is full no

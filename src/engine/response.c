@@ -31,6 +31,7 @@ static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
 static int	req_finish(struct evfcgi_req *, int);
 static int	req_body_writable(struct evfcgi_req *, size_t);
+static int	req_admit(struct evfcgi_req *, size_t);
 static void	hdr_drop(struct req_buf *, const char *);
 static int	req_head_out(struct evfcgi_req *, int, const char *,
 		    const char *, long long, const void *, size_t);
@@ -126,6 +127,32 @@ req_out(struct evfcgi_req *r, int rc)
 	return rc;
 }
 
+/*
+ * Whether len bytes that r writes in one call may be queued under the
+ * output cap (budget_admit(), what the stage holds counted too).  A
+ * producer's writes pass: its room and the budget's waits pace them, at
+ * most a call's worth past (evfcgi_producer); so do the 503 page of an
+ * answer refused here (r_over) and nothing (len 0).
+ */
+static int
+req_admit(struct evfcgi_req *r, size_t len)
+{
+	struct fcgi_out	*o = &r->r_link->rl_out;
+	struct budget	*b = r->r_link->rl_env->re_output;
+	size_t		 staged;
+
+	if (b == NULL || len == 0 || r->r_over || r->r_link->rl_prod == r)
+		return 1;
+	staged = fcgi_out_len(o) - evbuffer_get_length(o->fo_queue);
+	if (budget_admit(b, (uint64_t)staged + len))
+		return 1;
+	log_warn("%s: request %u: %zu bytes of output refused: %llu queued "
+	    "in all, the cap %llu (--max-queued)", r->r_link->rl_peer, r->r_id,
+	    len, (unsigned long long)b->b_queued,
+	    (unsigned long long)b->b_cap);
+	return 0;
+}
+
 /* Appends n bytes of s to b at *off; -1 (nothing appended) past len. */
 static int
 hdr_put(char *b, size_t len, size_t *off, const char *s, size_t n)
@@ -157,6 +184,7 @@ hdr_num(char *b, size_t len, size_t *off, long long v)
 #define HDR_PUT(s)	hdr_put(buf, sizeof(buf), &n, s, strlen(s))
 #define HDR_MAX		65536	/* bytes of evfcgi_header_add() lines */
 #define AUTH_ONE_RECORD	8192	/* an authorizer's body sent with its header */
+#define RESP_HEAD_MAX	1024	/* the engine's header lines (req_head_out) */
 
 /* Whether s is an HTTP token (RFC 9110 5.6.2), not empty. */
 static int
@@ -326,7 +354,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
     const char *ctype, long long content_length, const void *tail,
     size_t tlen)
 {
-	char		 buf[1024];
+	char		 buf[RESP_HEAD_MAX];
 	struct req_buf	*h = &r->r_hdrs;
 	const char	*bad = NULL;
 	size_t		 n = 0;
@@ -372,6 +400,9 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 	    (content_length >= 0 && (HDR_PUT("Content-Length: ") == -1 ||
 	    hdr_num(buf, sizeof(buf), &n, content_length) == -1 ||
 	    HDR_PUT("\r\n") == -1)))
+		return -1;
+	/* Past the output cap: nothing queued, the request still open. */
+	if (!req_admit(r, n + h->b_len + (nobody ? 0 : tlen)))
 		return -1;
 	r->r_hdr = HDR_SENT;
 	r->r_status = status;
@@ -423,6 +454,12 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 	}
 	if (r->r_nobody)
 		return 0;
+	/* Past the output cap the answer can only be cut (at its end). */
+	if (!req_admit(r, len)) {
+		r->r_short = 1;
+		r->r_keep = 0;
+		return -1;
+	}
 	if (r->r_clen_out >= 0 && len > (uint64_t)r->r_clen_out - r->r_sent) {
 		if (!r->r_len_bad)
 			log_err("%s: request %u: body past its Content-Length "
@@ -661,6 +698,8 @@ req_finish(struct evfcgi_req *r, int cut)
 	if (r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN)
 		return -1;
 	req_fd_close(r);
+	if (r->r_short)
+		cut = 1;	/* logged when its write was refused */
 	if (!cut && r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
 	    !r->r_nobody && r->r_sent < (uint64_t)r->r_clen_out) {
 		log_err("%s: request %u: body of %llu bytes, Content-Length "
@@ -713,6 +752,17 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 	 */
 	if (r->r_role == FCGI_AUTHORIZER && len <= AUTH_ONE_RECORD)
 		tlen = len;
+	/*
+	 * The whole answer, or 503 before any of it is queued: header lines
+	 * given, the engine's (at most RESP_HEAD_MAX), the body.
+	 */
+	if (req_can_write(r) && r->r_hdr == HDR_NONE && !req_admit(r,
+	    r->r_hdrs.b_len + RESP_HEAD_MAX + (r->r_nobody ? 0 : len))) {
+		r->r_over = 1;
+		r->r_hdrs.b_len = 0;
+		req_refuse(r, 503, "output queues are full", 0);
+		return -1;
+	}
 	if (req_head_out(r, status, NULL, ctype, (long long)len, body,
 	    tlen) == -1) {
 		/* Refused (logged): a 500 in its place, not an empty answer. */

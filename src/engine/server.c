@@ -138,6 +138,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 			.re_lim = &srv->srv_lim,
 			.re_st = &srv->srv_st,
 			.re_input = &srv->srv_input,
+			.re_output = &srv->srv_budget,
 			.re_ops = &conn_req_ops,
 			.re_pool = &srv->srv_pool,
 			.re_finished = server_req_finished,

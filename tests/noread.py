@@ -1,0 +1,60 @@
+"""Clients that send one request each and then never read: COUNT
+connections at once, each with a 4 KiB SO_RCVBUF set before connect(), so
+the server's writes stop soon and its answers wait in its queues.
+
+usage: python3 noread.py ADDR COUNT fcgi URI [ROLE [DATA_BYTES]]
+       python3 noread.py ADDR COUNT http URI
+ADDR is HOST:PORT.  fcgi: a FastCGI request (ROLE 1 Responder, 3 Filter
+with DATA_BYTES of DATA), sent whole (the server reads input while its
+output waits); http: "GET URI HTTP/1.1".  Prints "sent COUNT" once every
+request is out, then holds the connections until killed."""
+import socket
+import sys
+import time
+
+from fcgi_wire import nv, record
+
+
+def fcgi_request(uri, role, data_len):
+    q = uri.split('?', 1)[1] if '?' in uri else ''
+    params = b''.join(nv(k.encode(), v.encode()) for k, v in (
+        ('REQUEST_METHOD', 'GET'), ('REQUEST_URI', uri),
+        ('QUERY_STRING', q), ('SCRIPT_NAME', uri.split('?')[0]),
+        ('SERVER_PROTOCOL', 'HTTP/1.1')))
+    out = record(1, 1, bytes([0, role, 0, 0, 0, 0, 0, 0]))
+    out += record(4, 1, params) + record(4, 1)
+    out += record(5, 1)
+    if role == 3:
+        data = b'd' * 65528
+        left = data_len
+        while left > 0:
+            n = min(left, len(data))
+            out += record(8, 1, data[:n])
+            left -= n
+        out += record(8, 1)
+    return out
+
+
+def main():
+    host, port = sys.argv[1].rsplit(':', 1)
+    count = int(sys.argv[2])
+    kind, uri = sys.argv[3], sys.argv[4]
+    if kind == 'fcgi':
+        role = int(sys.argv[5]) if len(sys.argv) > 5 else 1
+        dlen = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+        req = fcgi_request(uri, role, dlen)
+    else:
+        req = ('GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n' % uri).encode()
+    socks = []
+    for _ in range(count):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect((host, int(port)))
+        s.sendall(req)
+        socks.append(s)
+    print('sent %d' % count, flush=True)
+    while True:
+        time.sleep(3600)
+
+
+main()
