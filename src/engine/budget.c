@@ -157,10 +157,11 @@ budget_refuse(const struct budget *b)
 }
 
 /*
- * The 9/8 is a hard ceiling: bytes a connection queued while it drained
- * become held bytes once its peer stops reading, and the part kept for
- * the rest is then free again, so without it one-call answers to peers
- * that never read would take the queue past any bound, a part at a time.
+ * The ceiling is what the shares allow at most (budget_full()): bytes a
+ * connection queued while it drained become held bytes once its peer
+ * stops reading, and the part kept for the rest is then free again, so
+ * without it one-call answers to peers that never read would take the
+ * queue past any bound, a part at a time.
  */
 int
 budget_admit(const struct budget *b, uint64_t len)
@@ -169,7 +170,7 @@ budget_admit(const struct budget *b, uint64_t len)
 
 	if (after <= b->b_cap)
 		return 1;
-	if (after > b->b_cap + b->b_cap / 8)
+	if (after > budget_bound(b))
 		return 0;
 	rest = b->b_queued > b->b_held ? b->b_queued - b->b_held : 0;
 	return rest + len <= b->b_cap - b->b_hold_cap;

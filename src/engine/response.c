@@ -128,11 +128,14 @@ req_out(struct evfcgi_req *r, int rc)
 }
 
 /*
- * Whether len bytes that r writes in one call may be queued under the
- * output cap (budget_admit(), what the stage holds counted too).  A
+ * Whether len body bytes that r writes in one call may be queued under
+ * the output cap (budget_admit(), what the stage holds counted too).  A
  * producer's writes pass: its room and the budget's waits pace them, at
  * most a call's worth past (evfcgi_producer); so do the 503 page of an
- * answer refused here (r_over) and nothing (len 0).
+ * answer refused here (r_over) and nothing (len 0).  A header block is
+ * not refused alone (evfcgi_respond() counts it with its body): an
+ * application that ignores evfcgi_header()'s -1 would end its answer
+ * without one.
  */
 static int
 req_admit(struct evfcgi_req *r, size_t len)
@@ -400,9 +403,6 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 	    (content_length >= 0 && (HDR_PUT("Content-Length: ") == -1 ||
 	    hdr_num(buf, sizeof(buf), &n, content_length) == -1 ||
 	    HDR_PUT("\r\n") == -1)))
-		return -1;
-	/* Past the output cap: nothing queued, the request still open. */
-	if (!req_admit(r, n + h->b_len + (nobody ? 0 : tlen)))
 		return -1;
 	r->r_hdr = HDR_SENT;
 	r->r_status = status;
