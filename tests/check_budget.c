@@ -219,6 +219,25 @@ START_TEST(one_call_writes_to_peers_that_never_read)
 }
 END_TEST
 
+/*
+ * The input's budget (no holders) trims the heap once what it counts falls
+ * to a sixteenth of a peak of 4 MiB or more: once, the mark then starts
+ * from what is left.
+ */
+START_TEST(trim_when_input_falls)
+{
+	budget_trim_on_fall(&b);
+	budget_add(&b, (long long)(8 * MIB));
+	budget_add(&b, -(long long)(7 * MIB));
+	ck_assert_uint_eq(b.b_trim, 8 * MIB);	/* 1 MiB left: not yet */
+	budget_add(&b, -(long long)(MIB - 256 * KIB));
+	ck_assert_uint_eq(b.b_trim, 256 * KIB);
+	budget_add(&b, (long long)(2 * MIB));
+	budget_add(&b, -(long long)(2 * MIB));
+	ck_assert_uint_eq(b.b_trim, 2 * MIB + 256 * KIB);	/* small */
+}
+END_TEST
+
 /* At the floor, holders may fill what the floor needs, not more. */
 START_TEST(hold_cap_follows_the_floor)
 {
@@ -376,6 +395,7 @@ budget_suite(void)
 	    one_call_writes_beside_a_spike, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0,
 	    hold_cap_follows_the_floor, trim_once_a_spike_is_over,
+	    trim_when_input_falls,
 	    hold_release_balance, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0,
 	    release_below_zero_and_floor_above_high, NULL);

@@ -53,6 +53,8 @@ struct budget {
 	struct budget_queue	 b_waiting_held; /* holders, for their part */
 	size_t			 b_nwaiting_held;
 	struct event		*b_wake;	/* runs the waiters next turn */
+	int			 b_trim_fall;	/* trim when nearly empty
+						   (budget_trim_on_fall) */
 };
 
 /* Starts b empty with cap bytes on base.  0, or -1 when out of memory. */
@@ -84,6 +86,13 @@ budget_share(const struct budget *b)
 {
 	return b->b_share;
 }
+
+/*
+ * For a budget with no holders (the input's): once what it counts falls
+ * to a sixteenth of a peak of 4 MiB or more, the heap is trimmed, as the
+ * output's is when its last holder is done.
+ */
+void	budget_trim_on_fall(struct budget *b);
 
 /* Frees what budget_init made; waiters are forgotten. */
 void	budget_fini(struct budget *b);

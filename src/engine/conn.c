@@ -362,8 +362,7 @@ conn_close(struct conn *c, const char *why)
 	event_del(&c->c_rev);
 	event_del(&c->c_wev);
 	c->c_reading = c->c_writing = 0;
-	if (c->c_in != NULL)
-		evbuffer_free(c->c_in);
+	conn_input_free(c);
 	evbuffer_free(c->c_out);
 	c->c_in = c->c_out = NULL;
 	if (c->c_fd != -1) {

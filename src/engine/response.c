@@ -760,7 +760,8 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 	    r->r_hdrs.b_len + RESP_HEAD_MAX + (r->r_nobody ? 0 : len))) {
 		r->r_over = 1;
 		r->r_hdrs.b_len = 0;
-		req_refuse(r, 503, "output queues are full", 0);
+		r->r_link->rl_env->re_st->overloaded++;
+		(void)evfcgi_respond_error(r, 503, "output queues are full");
 		return -1;
 	}
 	if (req_head_out(r, status, NULL, ctype, (long long)len, body,

@@ -155,6 +155,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		evfcgi_server_free(srv);
 		return NULL;
 	}
+	budget_trim_on_fall(&srv->srv_input);
 	/* A floor of 0 (limits not from evfcgi_limits_default): no shares,
 	   every connection may hold the high mark, as before there were. */
 	budget_shares(&srv->srv_budget, lim->share_floor > 0 ?
