@@ -174,7 +174,12 @@ typedef void	(*evfcgi_body_cb)(struct evfcgi_req *, struct evbuffer *body,
 #define EVFCGI_AUTHORIZER	2
 #define EVFCGI_FILTER		3
 
-/* Fills lim with the defaults evfcgid documents in --help. */
+/*
+ * Fills lim with the defaults evfcgid documents in --help; max_conns is
+ * max_queued / share_floor (16384).  The library changes no process
+ * limit: past the soft RLIMIT_NOFILE accept backs off, so an application
+ * raises it itself (setrlimit(2), as evfcgid does at start).
+ */
 void	evfcgi_limits_default(struct evfcgi_limits *lim);
 
 /*

@@ -23,7 +23,13 @@
 #include "server.h"
 #include "server_ops.h"
 
-#define LISTEN_BACKLOG	1024
+/*
+ * Connections waiting to be accepted (the kernel caps it at somaxconn,
+ * 4096 by default since Linux 5.4): behind nginx with buffering off a
+ * burst of thousands of clients is as many connects at once, and a unix
+ * socket's full backlog fails a connect at once (nginx: 502).
+ */
+#define LISTEN_BACKLOG	4096
 #define BACKOFF_MS	200
 #define DENIED_LOG_S	10	/* at most one line about denied peers */
 
@@ -67,7 +73,7 @@ route_role(int flags)
 void
 evfcgi_limits_default(struct evfcgi_limits *lim)
 {
-	lim->max_conns = 1024;
+	lim->max_conns = 16384;		/* max_queued / share_floor */
 	lim->max_reqs = 16;
 	lim->max_conn_requests = 0;
 	lim->max_params = 64 * 1024;
