@@ -169,21 +169,25 @@ START_TEST(one_call_writes_under_the_cap)
 	ck_assert(budget_admit(&b, CAP / 8));
 	ck_assert(!budget_admit(&b, CAP / 8 + 1));
 	budget_add(&b, (long long)(CAP / 8));	/* the rest filled */
+	ck_assert(!budget_admit(&b, FLOOR + 1));
+	/* A small answer needs only the bound: 9/8 cap + 2 floors a holder. */
+	ck_assert(budget_admit(&b, FLOOR));
+	budget_add(&b, (long long)(budget_bound(&b) - b.b_queued));
 	ck_assert(!budget_admit(&b, 1));
 }
 END_TEST
 
 /*
- * In a spike, holders pass 9/8 of the cap by a floor each at most: a
+ * In a spike, holders pass 9/8 of the cap by two floors each at most: a
  * small answer still fits in the part kept for the rest.
  */
 START_TEST(one_call_writes_beside_a_spike)
 {
 	holders(3000);
 	held(CAP + CAP / 8 + 1000 * FLOOR);
-	ck_assert_uint_eq(budget_bound(&b), CAP + CAP / 8 + 3000 * FLOOR);
+	ck_assert_uint_eq(budget_bound(&b), CAP + CAP / 8 + 6000 * FLOOR);
 	ck_assert(budget_admit(&b, 4096));
-	ck_assert(!budget_admit(&b, 2000 * FLOOR + 1));
+	ck_assert(!budget_admit(&b, 5000 * FLOOR + 1));
 }
 END_TEST
 

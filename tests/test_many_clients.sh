@@ -65,6 +65,11 @@ wait_until 5 eval '! holding_at_least 1'
 rss2=$(rss_kib "$EVFCGID_PID")
 peak=$(status_of "$addr" peak_bytes_queued)
 echo "# the spike over (peak queued $peak B): RSS $rss0 KiB before, $rss1 KiB at the peak, $rss2 KiB after"
+# docs/daemon.md, "The memory bound": 9/8 of the cap, two floors a holder
+# (at most the N readers), one producer call (--high-water).
+bound=$(( (16 << 20) * 9 / 8 + 2 * 8192 * N + 262144 ))
+check "the peak queued within the memory bound ($peak <= $bound)" \
+	test "${peak:-999999999}" -le "$bound"
 check "the spike over, evfcgid's RSS back within 4 MiB of before ($rss0 -> $rss1 -> $rss2 KiB)" \
 	test "$rss2" -le $((rss0 + 4096))
 

@@ -11,7 +11,7 @@
 #     unix socket, buffering off), 40 HTTP clients that never read: a 41st
 #     client then gets 503, not 200.
 # Each checks the bound docs/daemon.md states ("The memory bound"):
-#     bytes_queued <= 9/8 x --max-queued + --share-floor x holders
+#     bytes_queued <= 9/8 x --max-queued + 2 x --share-floor x holders
 #                     + --high-water
 #     RSS <= RSS idle + that + the input held (at most --max-input)
 #            + 64 KiB per connection
@@ -25,7 +25,7 @@ HIGH=262144
 [ -x "$APP" ] || { not_ok "tests/bin/export_app is built (make check builds it)"; finish; }
 
 # out_bound CAP HOLDERS: the bound on bytes_queued.
-out_bound() { echo $(( $1 + $1 / 8 + FLOOR * $2 + HIGH )); }
+out_bound() { echo $(( $1 + $1 / 8 + 2 * FLOOR * $2 + HIGH )); }
 
 # noread ADDR COUNT ARGS...: COUNT clients that never read (tests/noread.py),
 # started in the background; waits until all have sent their requests.

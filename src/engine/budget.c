@@ -188,6 +188,9 @@ budget_admit(const struct budget *b, uint64_t len)
 		return 1;
 	if (after > budget_bound(b))
 		return 0;
+	/* A small answer (within a floor) needs only the bound. */
+	if (len <= b->b_floor)
+		return 1;
 	rest = b->b_queued > b->b_held ? b->b_queued - b->b_held : 0;
 	return rest + len <= b->b_cap - b->b_hold_cap;
 }

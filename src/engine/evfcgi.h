@@ -402,9 +402,10 @@ int	evfcgi_header(struct evfcgi_req *req, int status, const char *ctype,
  * the header gave, past a producer's share of one call (evfcgi_producer),
  * or when the output could not be queued.  The same for every write below.
  * Outside a producer's call, a write that would take the output of all
- * connections past max_queued (past it, beyond the part kept for
- * connections that drain, or past 9/8 of it plus share_floor per
- * connection holding output: evfcgi(3)) is refused too (-1, logged), and
+ * connections past max_queued (past it, past 9/8 of it plus two
+ * share_floor per connection holding output, or, for more than
+ * share_floor bytes, beyond the part kept for connections that drain:
+ * evfcgi(3)) is refused too (-1, logged), and
  * the answer is then cut at evfcgi_finish(): write large bodies from a
  * producer, which waits for room instead.
  */
