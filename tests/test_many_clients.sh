@@ -22,7 +22,7 @@ start_evfcgid --max-queued 16m
 addr=127.0.0.1:$EVFCGID_PORT
 rss0=$(rss_kib "$EVFCGID_PID")
 "$FCGI_LOAD" -q -c $N -n $N --rcvbuf 4096 --read-size 4096 --pause 100 \
-	-t 8 "$addr" '/stream?8388608' >/dev/null 2>&1 &
+	-t 20 "$addr" '/stream?8388608' >/dev/null 2>&1 &
 slow=$!
 PIDS+=("$slow")
 # holding: the connections that hold output their reader did not take.
@@ -57,6 +57,20 @@ check "evfcgid's queue per slow client within the share plus a record ($user_q K
 	test "$queued" -le $(( N * (share + 65536) ))
 check "evfcgid's RSS growth per slow client at most 96 KiB ($user_rss KiB)" \
 	test "$user_rss" -le 96
+# In a spike a holder's unsent bytes in the kernel are capped at
+# --share-floor (TCP_NOTSENT_LOWAT), once what it queued before (up to
+# --sndbuf doubled) is read: about 100 KiB each without.
+# evf_sendq: what evfcgid's end of these connections holds in its send
+# queues (w: queued, sent or not), in all.
+evf_sendq() {
+	ss -tmn "( sport = :$EVFCGID_PORT )" 2>/dev/null | grep -o 'skmem:([^)]*)' |
+		awk -F'[(,)]' '{ for (i = 2; i <= NF; i++) if ($i ~ /^w[0-9]/) s += substr($i, 2) } END { print s + 0 }'
+}
+wait_until 10 eval 'test "$(evf_sendq)" -le $((N * 24576))'
+evf_kern=$(evf_sendq)
+echo "# evfcgid's send queues: $((evf_kern / N / 1024)) KiB a slow reader"
+check "evfcgid's send queues hold at most 32 KiB a slow reader ($((evf_kern / N / 1024)) KiB)" \
+	test "$evf_kern" -le $((N * 32768))
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
 # The spike over (the last holder's answers out), its heap goes back to
