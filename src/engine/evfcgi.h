@@ -405,9 +405,9 @@ int	evfcgi_header(struct evfcgi_req *req, int status, const char *ctype,
  * connections past max_queued (past it, past 9/8 of it plus two
  * share_floor per connection holding output, or, for more than
  * share_floor bytes, beyond the part kept for connections that drain:
- * evfcgi(3)) is refused too (-1, logged), and
- * the answer is then cut at evfcgi_finish(): write large bodies from a
- * producer, which waits for room instead.
+ * evfcgi(3)) is refused too (-1, logged), every later write of the answer
+ * as well (no gap in it), and the answer is cut at evfcgi_finish(): write
+ * large bodies from a producer, which waits for room instead.
  */
 int	evfcgi_write(struct evfcgi_req *req, const void *data, size_t len);
 

@@ -454,8 +454,9 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 	}
 	if (r->r_nobody)
 		return 0;
-	/* Past the output cap the answer can only be cut (at its end). */
-	if (!req_admit(r, len)) {
+	/* Past the output cap the answer can only be cut (at its end), and
+	   no later write may leave a gap in it. */
+	if (r->r_short || !req_admit(r, len)) {
 		r->r_short = 1;
 		r->r_keep = 0;
 		return -1;
