@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -140,19 +141,30 @@ req_out(struct evfcgi_req *r, int rc)
 static int
 req_admit(struct evfcgi_req *r, size_t len)
 {
+	static time_t	 said;
+	static size_t	 quiet;
 	struct fcgi_out	*o = &r->r_link->rl_out;
 	struct budget	*b = r->r_link->rl_env->re_output;
 	size_t		 staged;
+	time_t		 now;
 
 	if (b == NULL || len == 0 || r->r_over || r->r_link->rl_prod == r)
 		return 1;
 	staged = fcgi_out_len(o) - evbuffer_get_length(o->fo_queue);
 	if (budget_admit(b, (uint64_t)staged + len))
 		return 1;
-	log_warn("%s: request %u: %zu bytes of output refused: %llu queued "
-	    "in all, the cap %llu (--max-queued)", r->r_link->rl_peer, r->r_id,
-	    len, (unsigned long long)b->b_queued,
-	    (unsigned long long)b->b_cap);
+	/* At most a line a second: peers that never read come in floods. */
+	if ((now = time(NULL)) != said) {
+		log_warn("%s: request %u: %zu bytes of output refused: %llu "
+		    "queued in all, the cap %llu (--max-queued)%s",
+		    r->r_link->rl_peer, r->r_id, len,
+		    (unsigned long long)b->b_queued,
+		    (unsigned long long)b->b_cap, quiet > 0 ?
+		    " (and others since the last line)" : "");
+		said = now;
+		quiet = 0;
+	} else
+		quiet++;
 	return 0;
 }
 
