@@ -128,6 +128,8 @@ req_out(struct evfcgi_req *r, int rc)
 	return rc;
 }
 
+#define RESP_HEAD_MAX	1024	/* the engine's header lines (req_head_out) */
+
 /*
  * Whether len body bytes that r writes in one call may be queued under
  * the output cap (budget_admit(), what the stage holds counted too).  A
@@ -199,7 +201,6 @@ hdr_num(char *b, size_t len, size_t *off, long long v)
 #define HDR_PUT(s)	hdr_put(buf, sizeof(buf), &n, s, strlen(s))
 #define HDR_MAX		65536	/* bytes of evfcgi_header_add() lines */
 #define AUTH_ONE_RECORD	8192	/* an authorizer's body sent with its header */
-#define RESP_HEAD_MAX	1024	/* the engine's header lines (req_head_out) */
 
 /* Whether s is an HTTP token (RFC 9110 5.6.2), not empty. */
 static int
