@@ -282,6 +282,31 @@ h_big(struct evfcgi_req *req, void *arg)
 	evfcgi_finish(req);
 }
 
+/*
+ * arg bytes in one evfcgi_respond(); or, arg odd, a header for arg - 1
+ * and one evfcgi_write() of them.  What the call returned in cap_rc.
+ */
+static int	 cap_rc;
+static void
+h_cap(struct evfcgi_req *req, void *arg)
+{
+	static char	 body[1 << 20];
+	size_t		 n = (size_t)(uintptr_t)arg;
+
+	memset(body, 'c', sizeof(body));
+	if (n & 1) {
+		n--;
+		ck_assert_int_eq(evfcgi_header(req, 200, "text/plain",
+		    (long long)n), 0);
+		cap_rc = evfcgi_write(req, body, n);
+		/* No gap: a small write after a refused one is refused. */
+		if (cap_rc == -1 && evfcgi_write(req, body, 10) != -1)
+			cap_rc = -2;
+		evfcgi_finish(req);
+	} else
+		cap_rc = evfcgi_respond(req, 200, "text/plain", body, n);
+}
+
 /* JSON for every error; declines 418 (and says too much for 402). */
 static int
 page_json(struct evfcgi_req *req, int status, const char *detail,
@@ -626,6 +651,41 @@ END_TEST
  * Every prefix of a query: malformed exactly when it ends inside an
  * escape; otherwise each pair but the last whole, the last one cut.
  */
+/*
+ * An answer written in one call past max_queued (64 KiB, 9/8 of it with
+ * no holder) is refused before any of it is queued: evfcgi_respond()
+ * answers 503 instead, a write after the header returns -1 and the answer
+ * is cut (no END_REQUEST; the connection ends).
+ */
+START_TEST(output_cap)
+{
+	peer_free(web);
+	evfcgi_server_free(srv);
+	lim.max_queued = 64 * 1024;
+	ck_assert_ptr_nonnull(srv = evfcgi_server_new(base, &lim));
+	web = peer_new();
+	ck_assert_int_eq(evfcgi_route(srv, "/fits", h_cap,
+	    (void *)(uintptr_t)(32 * 1024)), 0);
+	ck_assert_int_eq(evfcgi_route(srv, "/large", h_cap,
+	    (void *)(uintptr_t)(1 << 20)), 0);
+	ck_assert_int_eq(evfcgi_route(srv, "/written", h_cap,
+	    (void *)(uintptr_t)((1 << 20) + 1)), 0);
+	ck_assert_int_eq(get("GET", "/fits"), 200);
+	ck_assert_int_eq(cap_rc, 0);
+	ck_assert_uint_eq(strlen(body_of()), 32 * 1024);
+	ck_assert_int_eq(get("GET", "/large"), 503);
+	ck_assert_int_eq(cap_rc, -1);
+	ck_assert_str_eq(body_of(),
+	    "503 Service Unavailable: output queues are full\n");
+	resp_reset(web, 1);
+	send_req((const char *const[]){ "REQUEST_METHOD", "GET",
+	    "REQUEST_URI", "/written", NULL }, NULL, 0, 0);
+	ck_assert(RUN_UNTIL(web, web->eof, 5));
+	ck_assert_int_eq(cap_rc, -1);
+	ck_assert(!web->r[1].ended);
+}
+END_TEST
+
 START_TEST(query_every_prefix)
 {
 	static const char	 full[] = "na+me=v%41l%2Bue&x=%7e&&y&z=1+2";
@@ -774,7 +834,7 @@ main(void)
 	    query_pairs, query_param_lookup, path_rest_routes, route_body_cap,
 	    route_body_cap_above_max_body, route_body_cap_streamed,
 	    error_pages, printf_body, log_hook, log_ident, peer_gone_quiet,
-	    own_base, NULL);
+	    own_base, output_cap, NULL);
 	suite_add_case(s, "partial", setup, teardown, 60,
 	    query_every_prefix, path_rest_every_prefix, body_cap_every_split,
 	    NULL);

@@ -154,6 +154,94 @@ START_TEST(full_queue_refuses_only_when_floors_fill_it)
 }
 END_TEST
 
+/*
+ * Writes made in one call (a whole answer) are queued only while the
+ * total stays under the cap, or past it in the part kept for connections
+ * that drain, never past 9/8 of the cap.
+ */
+START_TEST(one_call_writes_under_the_cap)
+{
+	ck_assert(budget_admit(&b, CAP));
+	ck_assert(!budget_admit(&b, CAP + CAP / 8 + 1));
+	ck_assert(!budget_admit(&b, CAP + 1));	/* no holder: 1/8 is theirs */
+	holders(1000);
+	held(PART);
+	ck_assert(budget_admit(&b, CAP / 8));
+	ck_assert(!budget_admit(&b, CAP / 8 + 1));
+	budget_add(&b, (long long)(CAP / 8));	/* the rest filled */
+	ck_assert(!budget_admit(&b, FLOOR + 1));
+	/* A small answer needs only the bound: 9/8 cap + 2 floors a holder. */
+	ck_assert(budget_admit(&b, FLOOR));
+	budget_add(&b, (long long)(budget_bound(&b) - b.b_queued));
+	ck_assert(!budget_admit(&b, 1));
+}
+END_TEST
+
+/*
+ * In a spike, holders pass 9/8 of the cap by two floors each at most: a
+ * small answer still fits in the part kept for the rest.
+ */
+START_TEST(one_call_writes_beside_a_spike)
+{
+	holders(3000);
+	held(CAP + CAP / 8 + 1000 * FLOOR);
+	ck_assert_uint_eq(budget_bound(&b), CAP + CAP / 8 + 6000 * FLOOR);
+	ck_assert(budget_admit(&b, 4096));
+	ck_assert(!budget_admit(&b, 5000 * FLOOR + 1));
+}
+END_TEST
+
+/*
+ * Peers that never read: each connection's one-call answer is queued
+ * while it drains, then its bytes are held, and the part kept for the
+ * rest is free again.  Round after round, the total stays within 9/8 of
+ * the cap (it grew by the kept part each round: 57 times the cap).
+ */
+START_TEST(one_call_writes_to_peers_that_never_read)
+{
+	const uint64_t	 len = 3 * MIB;
+	int		 i, refused = 0;
+
+	for (i = 0; i < 1000; i++) {
+		if (!budget_admit(&b, len)) {
+			refused++;
+			continue;
+		}
+		budget_add(&b, (long long)len);
+		budget_hold(&b, 1, len);
+	}
+	ck_assert_uint_le(b.b_queued, budget_bound(&b));
+	ck_assert_uint_le(b.b_queued, CAP + CAP / 8 + MIB);
+	ck_assert_uint_ge(b.b_queued, CAP);
+	ck_assert_int_gt(refused, 900);
+	/* Their answers read, the room is back. */
+	while (b.b_holders > 0) {
+		budget_add(&b, -(long long)len);
+		budget_hold(&b, 0, len);
+	}
+	ck_assert(budget_admit(&b, len));
+}
+END_TEST
+
+/*
+ * The input's budget (no holders) trims the heap once what it counts falls
+ * to a sixteenth of a peak of 4 MiB or more: once, the mark then starts
+ * from what is left.
+ */
+START_TEST(trim_when_input_falls)
+{
+	budget_trim_on_fall(&b);
+	budget_add(&b, (long long)(8 * MIB));
+	budget_add(&b, -(long long)(7 * MIB));
+	ck_assert_uint_eq(b.b_trim, 8 * MIB);	/* 1 MiB left: not yet */
+	budget_add(&b, -(long long)(MIB - 256 * KIB));
+	ck_assert_uint_eq(b.b_trim, 256 * KIB);
+	budget_add(&b, (long long)(2 * MIB));
+	budget_add(&b, -(long long)(2 * MIB));
+	ck_assert_uint_eq(b.b_trim, 2 * MIB + 256 * KIB);	/* small */
+}
+END_TEST
+
 /* At the floor, holders may fill what the floor needs, not more. */
 START_TEST(hold_cap_follows_the_floor)
 {
@@ -305,9 +393,13 @@ budget_suite(void)
 	suite_add_case(s, "core", setup, teardown, 0, share_shrinks,
 	    room_kept_for_the_rest, early_holders_leave_the_rest_its_part,
 	    first_refusal_at_cap_over_floor, full_part_wakes_no_holder,
-	    full_queue_refuses_only_when_floors_fill_it, NULL);
+	    full_queue_refuses_only_when_floors_fill_it,
+	    one_call_writes_under_the_cap,
+	    one_call_writes_to_peers_that_never_read,
+	    one_call_writes_beside_a_spike, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0,
 	    hold_cap_follows_the_floor, trim_once_a_spike_is_over,
+	    trim_when_input_falls,
 	    hold_release_balance, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0,
 	    release_below_zero_and_floor_above_high, NULL);

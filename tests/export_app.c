@@ -10,8 +10,15 @@
  *   /cut?N      N bytes of rows, chunked, then evfcgi_respond_error(500):
  *               the answer is cut after its header
  *   /short?N    a Content-Length of N and N / 2 bytes, then evfcgi_finish()
+ *   /report?N   N bytes in one evfcgi_respond(), as a report made whole
+ *               in memory is sent (tests/test_output_cap.sh)
+ *   /written?N  a Content-Length of N, then N bytes in one evfcgi_write()
+ *   /status     the server's counters: bytes_queued, peak_bytes_queued,
+ *               2xx, 503, requests_total, holding_sockets (evfcgid's
+ *               names)
  *
  * usage: export_app --listen ADDR [--drain-timeout SECONDS]
+ *            [--max-queued BYTES]
  */
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +40,8 @@ struct export {
 static void	route_hello(struct evfcgi_req *, void *);
 static void	route_export(struct evfcgi_req *, void *);
 static void	route_cut(struct evfcgi_req *, void *);
+static void	route_report(struct evfcgi_req *, void *);
+static void	route_status(struct evfcgi_req *, void *);
 static int	produce_rows(struct evfcgi_req *, size_t, void *);
 static void	export_free(struct evfcgi_req *, void *);
 
@@ -80,6 +89,58 @@ route_cut(struct evfcgi_req *req, void *arg)
 	}
 }
 
+/*
+ * /report and /written: N bytes (at most 64 MiB) written in one call, a
+ * copy each: past the output cap the first is refused with 503, the
+ * second cut.
+ */
+static void
+route_report(struct evfcgi_req *req, void *arg)
+{
+	static char	*rows;
+	static size_t	 have;
+	size_t		 n = (size_t)atol(evfcgi_query(req));
+
+	if (n > 64 << 20)
+		n = 64 << 20;
+	if (n > have) {
+		free(rows);
+		if ((rows = malloc(n)) == NULL) {
+			have = 0;
+			evfcgi_respond_error(req, 503, NULL);
+			return;
+		}
+		memset(rows, 'r', n);
+		have = n;
+	}
+	if (arg == NULL) {
+		evfcgi_respond(req, 200, "text/csv", rows, n);
+		return;
+	}
+	if (evfcgi_header(req, 200, "text/csv", (long long)n) == 0)
+		(void)evfcgi_write(req, rows, n);
+	evfcgi_finish(req);
+}
+
+static void
+route_status(struct evfcgi_req *req, void *arg)
+{
+	struct evfcgi_stats	 st;
+
+	evfcgi_get_stats(arg, &st);
+	evfcgi_header(req, 200, "application/json", -1);
+	evfcgi_printf(req, "{\"bytes_queued\":%llu,\"peak_bytes_queued\":%llu,"
+	    "\"2xx\":%llu,\"503\":%llu,\"requests_total\":%llu,"
+	    "\"holding_sockets\":%llu}\n",
+	    (unsigned long long)st.bytes_queued,
+	    (unsigned long long)st.peak_bytes_queued,
+	    (unsigned long long)st.answered_2xx,
+	    (unsigned long long)st.status_503,
+	    (unsigned long long)st.requests_total,
+	    (unsigned long long)st.holding);
+	evfcgi_finish(req);
+}
+
 /* One page of rows when the cursor has one; nothing on the other calls. */
 static int
 produce_rows(struct evfcgi_req *req, size_t room, void *arg)
@@ -123,17 +184,23 @@ main(int argc, char **argv)
 	struct evfcgi_server	*srv;
 	struct evfcgi_limits	 lim;
 	char			 err[256];
+	int			 i;
 
-	if ((argc != 3 && argc != 5) || strcmp(argv[1], "--listen") != 0 ||
-	    (argc == 5 && strcmp(argv[3], "--drain-timeout") != 0)) {
+	evfcgi_limits_default(&lim);
+	for (i = 3; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--drain-timeout") == 0)
+			lim.drain_timeout = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--max-queued") == 0)
+			lim.max_queued = (size_t)atol(argv[i + 1]);
+		else
+			break;
+	}
+	if (argc < 3 || strcmp(argv[1], "--listen") != 0 || i != argc) {
 		fprintf(stderr, "usage: export_app --listen ADDR "
-		    "[--drain-timeout SECONDS]\n");
+		    "[--drain-timeout SECONDS] [--max-queued BYTES]\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	evfcgi_limits_default(&lim);
-	if (argc == 5)
-		lim.drain_timeout = atoi(argv[4]);
 	if ((base = event_base_new()) == NULL ||
 	    (srv = evfcgi_server_new(base, &lim)) == NULL) {
 		fprintf(stderr, "export_app: no server\n");
@@ -143,6 +210,9 @@ main(int argc, char **argv)
 	    evfcgi_route(srv, "/export", route_export, NULL) == -1 ||
 	    evfcgi_route(srv, "/cut", route_cut, NULL) == -1 ||
 	    evfcgi_route(srv, "/short", route_cut, srv) == -1 ||
+	    evfcgi_route(srv, "/report", route_report, NULL) == -1 ||
+	    evfcgi_route(srv, "/written", route_report, srv) == -1 ||
+	    evfcgi_route(srv, "/status", route_status, srv) == -1 ||
 	    evfcgi_handle_signals(srv) == -1) {
 		fprintf(stderr, "export_app: no routes\n");
 		return 1;

@@ -115,14 +115,14 @@ fe_rewrite() {
 # Returns non-zero, saying why, on an unknown variant or a changed example.
 nginx_conf() {
 	local dir=$1 port=$2 backends=$3 v b rules params
-	local buffering="fastcgi_buffering off;" listen="sndbuf=16k" workers="" keepalive="" list
+	local buffering="fastcgi_buffering off;" listen="sndbuf=16k backlog=4096" workers="" keepalive="" list
 	local send_timeout="" errlog=warn script="" bind=127.0.0.1
 	shift 3
 	for v in "$@"; do
 		case $v in
 		buffered) buffering="fastcgi_buffering on;" ;;
 		notemp) buffering='fastcgi_buffering on;\nfastcgi_max_temp_file_size 0;' ;;
-		nosndbuf) listen="" ;;
+		nosndbuf) listen="backlog=4096" ;;
 		workers=*) workers=${v#workers=} ;;
 		keepalive=*) keepalive=${v#keepalive=} ;;
 		send_timeout=*) send_timeout=${v#send_timeout=} ;;
@@ -149,7 +149,7 @@ nginx_conf() {
 		printf '%s\t%s\n' "pid /run/nginx-evfcgid.pid;" "pid $dir/nginx.pid;"
 		printf '%s\t%s\n' "error_log /var/log/nginx/evfcgid.error.log" "error_log $dir/error.log $errlog;"
 		printf '%s\t%s\n' "access_log /var/log/nginx/evfcgid.access.log;" "access_log $dir/access.log;\\n$temps"
-		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=16k;" "listen $bind:$port${listen:+ $listen};"
+		printf '%s\t%s\n' "listen 127.0.0.1:8080 sndbuf=16k backlog=4096;" "listen $bind:$port${listen:+ $listen};"
 		printf '%s\t%s\n' "server unix:/run/evfcgid.sock" "$servers"
 		printf '%s\t%s\n' "fastcgi_buffering off;" "$buffering"
 		[ -n "$script" ] && printf '%s\t%s\n' "fastcgi_param SCRIPT_NAME " \

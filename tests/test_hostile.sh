@@ -6,10 +6,12 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
 
-# --- EMFILE: 40 idle connections against a daemon allowed 24 descriptors.
+# --- EMFILE: 40 idle connections against a daemon allowed 24 descriptors
+# (and --max-conns 100: by default it would take what the descriptors
+# allow, and never meet EMFILE).
 EVFCGID_PORT=$(freeport)
 EVFCGID_LOG=$T/emfile.log
-spawn bash -c "ulimit -n 24 && exec '$EVFCGID' --listen 127.0.0.1:$EVFCGID_PORT 2>'$EVFCGID_LOG'"
+spawn bash -c "ulimit -n 24 && exec '$EVFCGID' --listen 127.0.0.1:$EVFCGID_PORT --max-conns 100 2>'$EVFCGID_LOG'"
 EVFCGID_PID=$SPAWNED
 wait_port "$EVFCGID_PORT"
 # wait_port's probe must be closed on the daemon's side first: closed

@@ -22,7 +22,7 @@ start_evfcgid --max-queued 16m
 addr=127.0.0.1:$EVFCGID_PORT
 rss0=$(rss_kib "$EVFCGID_PID")
 "$FCGI_LOAD" -q -c $N -n $N --rcvbuf 4096 --read-size 4096 --pause 100 \
-	-t 8 "$addr" '/stream?8388608' >/dev/null 2>&1 &
+	-t 20 "$addr" '/stream?8388608' >/dev/null 2>&1 &
 slow=$!
 PIDS+=("$slow")
 # holding: the connections that hold output their reader did not take.
@@ -57,6 +57,20 @@ check "evfcgid's queue per slow client within the share plus a record ($user_q K
 	test "$queued" -le $(( N * (share + 65536) ))
 check "evfcgid's RSS growth per slow client at most 96 KiB ($user_rss KiB)" \
 	test "$user_rss" -le 96
+# In a spike a holder's unsent bytes in the kernel are capped at
+# --share-floor (TCP_NOTSENT_LOWAT), once what it queued before (up to
+# --sndbuf doubled) is read: about 100 KiB each without.
+# evf_sendq: what evfcgid's end of these connections holds in its send
+# queues (w: queued, sent or not), in all.
+evf_sendq() {
+	ss -tmn "( sport = :$EVFCGID_PORT )" 2>/dev/null | grep -o 'skmem:([^)]*)' |
+		awk -F'[(,)]' '{ for (i = 2; i <= NF; i++) if ($i ~ /^w[0-9]/) s += substr($i, 2) } END { print s + 0 }'
+}
+wait_until 10 eval 'test "$(evf_sendq)" -le $((N * 24576))'
+evf_kern=$(evf_sendq)
+echo "# evfcgid's send queues: $((evf_kern / N / 1024)) KiB a slow reader"
+check "evfcgid's send queues hold at most 32 KiB a slow reader ($((evf_kern / N / 1024)) KiB)" \
+	test "$evf_kern" -le $((N * 32768))
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
 # The spike over (the last holder's answers out), its heap goes back to
@@ -65,6 +79,11 @@ wait_until 5 eval '! holding_at_least 1'
 rss2=$(rss_kib "$EVFCGID_PID")
 peak=$(status_of "$addr" peak_bytes_queued)
 echo "# the spike over (peak queued $peak B): RSS $rss0 KiB before, $rss1 KiB at the peak, $rss2 KiB after"
+# docs/daemon.md, "The memory bound": 9/8 of the cap, two floors a holder
+# (at most the N readers), one producer call (--high-water).
+bound=$(( (16 << 20) * 9 / 8 + 2 * 8192 * N + 262144 ))
+check "the peak queued within the memory bound ($peak <= $bound)" \
+	test "${peak:-999999999}" -le "$bound"
 check "the spike over, evfcgid's RSS back within 4 MiB of before ($rss0 -> $rss1 -> $rss2 KiB)" \
 	test "$rss2" -le $((rss0 + 4096))
 

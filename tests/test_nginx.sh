@@ -21,8 +21,8 @@ A=127.0.0.1:$EVFCGID_PORT
 if start_fe nginx "example" "$A"; then
 	http_route_checks "nginx" "$URL" $((16 << 20)) $((8 << 20))
 	fe_battery "nginx" "$URL" "$A"
-	check "nginx: the generated copy keeps fastcgi_buffering off and sndbuf=16k" \
-		eval 'grep -q "fastcgi_buffering off;" "$FE_DIR/nginx.conf" && grep -q "sndbuf=16k;" "$FE_DIR/nginx.conf"'
+	check "nginx: the generated copy keeps fastcgi_buffering off and sndbuf=16k backlog=4096" \
+		eval 'grep -q "fastcgi_buffering off;" "$FE_DIR/nginx.conf" && grep -q "sndbuf=16k backlog=4096;" "$FE_DIR/nginx.conf"'
 
 	# Kept connections: nginx's keepalive pool serves many requests on a
 	# few connections (at most one idle per worker when requests come one

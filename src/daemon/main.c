@@ -51,7 +51,7 @@ static void	setup_listeners(struct evfcgi_server *,
 static void	resolve_ids(const struct config *, struct ids *);
 static int	fd_is_unix(int);
 static void	drop_root(const struct config *, const struct ids *);
-static void	raise_nofile(size_t);
+static void	nofile_conns(struct config *);
 static struct event_base *base_new(const char *);
 static void	select_limits(struct config *);
 static void	forward_signal(int);
@@ -72,20 +72,57 @@ static int			 worker_total;
 static int			nworkers;
 static volatile sig_atomic_t	parent_stop;	/* SIGTERM or SIGINT came */
 
-/* Lets the process hold the connections it was told to accept. */
+/*
+ * Raises the soft descriptor limit to the hard one (as Go's runtime does
+ * since 1.19: the soft 1024 is for select(), which evfcgid uses only when
+ * asked), then makes the default --max-conns what the budget admits: the
+ * --max-queued / --share-floor slow readers that get a share each hold a
+ * connection (behind nginx with buffering off, one per request in
+ * flight).  Fewer when the descriptors are short (past a reserve for
+ * listeners, logs and --cgi's pipes): logged once, with the numbers.  An
+ * explicit --max-conns stays, and a limit short of it is logged.
+ */
 static void
-raise_nofile(size_t conns)
+nofile_conns(struct config *cfg)
 {
 	struct rlimit	 rl;
-	rlim_t		 want = (rlim_t)conns + 64;
+	rlim_t		 keep = 64, room, was;
+	size_t		 floor = cfg->lim.share_floor > 0 ?
+	    cfg->lim.share_floor : cfg->lim.high_water;
+	size_t		 admits = cfg->lim.max_queued / floor;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
+	if (cfg->cgi_on)
+		keep += 4 * (rlim_t)cfg->cgi.c_max;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
 		return;
-	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur < want)
+	was = rl.rlim_cur;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			rl.rlim_cur = was;
+	}
+	/* A tiny limit (a test's): half of it. */
+	room = rl.rlim_cur > 2 * keep ? rl.rlim_cur - keep : rl.rlim_cur / 2;
+	if (room < 1)
+		room = 1;
+	if (admits < 1)
+		admits = 1;
+	if (!options_given("max-conns")) {
+		cfg->lim.max_conns = (rlim_t)admits < room ? admits :
+		    (size_t)room;
+		if ((rlim_t)admits > room)
+			log_warn("descriptors: RLIMIT_NOFILE %llu (soft %llu, "
+			    "hard %llu) allows %zu connections, fewer than "
+			    "the %zu slow readers --max-queued / --share-floor "
+			    "admit: --max-conns %zu (raise the hard limit: "
+			    "LimitNOFILE)", (unsigned long long)rl.rlim_cur,
+			    (unsigned long long)was,
+			    (unsigned long long)rl.rlim_max, cfg->lim.max_conns,
+			    admits, cfg->lim.max_conns);
+	} else if ((rlim_t)cfg->lim.max_conns > room)
 		log_warn("only %llu file descriptors for --max-conns %zu: "
 		    "accept will back off at the limit",
-		    (unsigned long long)rl.rlim_cur, conns);
+		    (unsigned long long)rl.rlim_cur, cfg->lim.max_conns);
 }
 
 /*
@@ -345,8 +382,8 @@ main(int argc, char **argv)
 		    "program runs as "
 		    "uid 0 with all capabilities; give --user (root is given "
 		    "up after binding)");
+	nofile_conns(&cfg);
 	select_limits(&cfg);
-	raise_nofile(cfg.lim.max_conns);
 	/* A write to a peer that has gone must not end the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 	srv = setup(&cfg, &ids, &base, &cg);

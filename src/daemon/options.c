@@ -207,7 +207,11 @@ usage_limits(FILE *f)
 	evfcgi_limits_default(&d);
 	fprintf(f,
 "Limits (sizes take a k, m or g suffix; each answered as said):\n"
-"  -c, --max-conns N         connections at once; accept pauses (%zu)\n"
+"  -c, --max-conns N         connections at once; accept pauses (what\n"
+"                            --max-queued / --share-floor admits, %zu\n"
+"                            on the defaults, or fewer when the\n"
+"                            descriptors (RLIMIT_NOFILE's hard limit)\n"
+"                            are short: logged)\n"
 "  -m, --max-reqs N          requests in flight per connection; beyond:\n"
 "                            FCGI_OVERLOADED for each at once (%zu)\n"
 "      --max-conn-requests N requests per connection, then it closes;\n"
@@ -795,6 +799,17 @@ options_who(const char *name)
 			return who_of[i];
 	snprintf(buf, sizeof(buf), "--%s", name);
 	return buf;
+}
+
+int
+options_given(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (strcmp(opts[i].o_name, name) == 0)
+			return who_of[i] != NULL;
+	return 0;
 }
 
 int

@@ -62,4 +62,7 @@ int	options_parse(int argc, char **argv, struct config *cfg);
  */
 const char *options_who(const char *name);
 
+/* Whether option name (long, no dashes) was given, in the file or argv. */
+int	options_given(const char *name);
+
 #endif /* OPTIONS_H */

@@ -67,6 +67,7 @@ static void	route_sleep(struct evfcgi_req *, void *);
 static void	route_redirect(struct evfcgi_req *, void *);
 static void	route_upload(struct evfcgi_req *, void *);
 static void	route_filter(struct evfcgi_req *, void *);
+static int	produce_filter(struct evfcgi_req *, size_t, void *);
 static void	upload_body(struct evfcgi_req *, struct evbuffer *, int, void *);
 static void	upload_abort(struct evfcgi_req *, void *);
 static uint32_t	cksum_add(uint32_t, const uint8_t *, size_t);
@@ -125,22 +126,38 @@ app_register(struct evfcgi_server *srv, const struct app_config *cfg)
 
 /*
  * The Filter role, any path: the DATA stream (the file the web server
- * filters) back byte for byte, moved across; the STDIN length in a header.
+ * filters) back byte for byte, moved across as the connection has room
+ * (moved in one call, a large file was queued whole, past --max-queued:
+ * such a write is refused now); the STDIN length in a header.
  */
 static void
 route_filter(struct evfcgi_req *req, void *arg)
 {
-	struct evbuffer	*data = evfcgi_data(req);
-	size_t		 len = evbuffer_get_length(data);
-	char		 n[24];
+	char	 n[24];
 
 	(void)arg;
 	snprintf(n, sizeof(n), "%zu", evbuffer_get_length(evfcgi_body(req)));
 	evfcgi_header_add(req, "X-Stdin-Length", n);
 	if (evfcgi_header(req, 200, "application/octet-stream",
-	    (long long)len) == 0)
-		evfcgi_write_buffer(req, data, len);
-	evfcgi_finish(req);
+	    (long long)evbuffer_get_length(evfcgi_data(req))) == -1) {
+		evfcgi_respond_error(req, 503, NULL);
+		return;
+	}
+	evfcgi_produce(req, produce_filter, NULL);
+}
+
+/* Moves the next slice of the DATA stream to the output, uncopied. */
+static int
+produce_filter(struct evfcgi_req *req, size_t room, void *arg)
+{
+	struct evbuffer	*data = evfcgi_data(req);
+	size_t		 n = evbuffer_get_length(data);
+
+	(void)arg;
+	if (n > room)
+		n = room;
+	evfcgi_write_buffer(req, data, n);
+	return evbuffer_get_length(data) == 0;
 }
 
 /* Parses a plain decimal count.  Returns 0, or -1 when s is not one. */

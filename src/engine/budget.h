@@ -53,6 +53,8 @@ struct budget {
 	struct budget_queue	 b_waiting_held; /* holders, for their part */
 	size_t			 b_nwaiting_held;
 	struct event		*b_wake;	/* runs the waiters next turn */
+	int			 b_trim_fall;	/* trim when nearly empty
+						   (budget_trim_on_fall) */
 };
 
 /* Starts b empty with cap bytes on base.  0, or -1 when out of memory. */
@@ -85,6 +87,13 @@ budget_share(const struct budget *b)
 	return b->b_share;
 }
 
+/*
+ * For a budget with no holders (the input's): once what it counts falls
+ * to a sixteenth of a peak of 4 MiB or more, the heap is trimmed, as the
+ * output's is when its last holder is done.
+ */
+void	budget_trim_on_fall(struct budget *b);
+
 /* Frees what budget_init made; waiters are forgotten. */
 void	budget_fini(struct budget *b);
 
@@ -110,6 +119,33 @@ int	budget_full(const struct budget *b, int holding);
  * at the floor fill it (cap / floor of them: 16,384 on the defaults).
  */
 int	budget_refuse(const struct budget *b);
+
+/*
+ * The bound on what is queued in all: 9/8 of the cap (the holders' part
+ * and the part kept for the rest) plus two floors for each holder: a
+ * connection that begins to hold during a spike brings its first share,
+ * the floor, past the holders' part, and its producer one call past its
+ * room (the demo's /stream: up to 16 KiB, two floors on the defaults).
+ * Measured: 300 slow readers at --max-queued 16m peaked at 22.9 MB, 1.7
+ * floors a holder past 9/8 of the cap.
+ */
+static inline uint64_t
+budget_bound(const struct budget *b)
+{
+	return b->b_cap + b->b_cap / 8 + b->b_holders * 2 * b->b_floor;
+}
+
+/*
+ * Whether len more bytes, written in one call outside a producer (a whole
+ * answer, a buffer moved across), may be queued now: if the total stays
+ * under the cap, or else within budget_bound() and either len is at most
+ * the floor (a small answer: /status in a spike) or it fits in the part
+ * kept for connections that drain (cap - what the holders may fill).
+ * Past that they are refused before they are queued (503, or the answer
+ * cut): such writes never take the total past the bound, however many
+ * come.
+ */
+int	budget_admit(const struct budget *b, uint64_t len);
 
 /*
  * Puts w at the end of its queue (once); it runs when output drains and

@@ -187,6 +187,12 @@ void		 conn_process_input(struct conn *c);
 void		 conn_process_read(struct conn *c, const uint8_t *p, size_t n);
 
 /*
+ * Frees c's input buffer and gives back what it was charged to the
+ * global input cap (--max-input): twice its bytes, for its chains.
+ */
+void		 conn_input_free(struct conn *c);
+
+/*
  * conn.c's, for conn_input.c (and only for it): the input side's way
  * into the connection.
  */

@@ -178,7 +178,12 @@ typedef void	(*evfcgi_body_cb)(struct evfcgi_req *, struct evbuffer *body,
 #define EVFCGI_AUTHORIZER	2
 #define EVFCGI_FILTER		3
 
-/* Fills lim with the defaults evfcgid documents in --help. */
+/*
+ * Fills lim with the defaults evfcgid documents in --help; max_conns is
+ * max_queued / share_floor (16384).  The library changes no process
+ * limit: past the soft RLIMIT_NOFILE accept backs off, so an application
+ * raises it itself (setrlimit(2), as evfcgid does at start).
+ */
 void	evfcgi_limits_default(struct evfcgi_limits *lim);
 
 /*
@@ -408,6 +413,13 @@ int	evfcgi_header(struct evfcgi_req *req, int status, const char *ctype,
  * before the header, once the request finished, past the Content-Length
  * the header gave, past a producer's share of one call (evfcgi_producer),
  * or when the output could not be queued.  The same for every write below.
+ * Outside a producer's call, a write that would take the output of all
+ * connections past max_queued (past it, past 9/8 of it plus two
+ * share_floor per connection holding output, or, for more than
+ * share_floor bytes, beyond the part kept for connections that drain:
+ * evfcgi(3)) is refused too (-1, logged), every later write of the answer
+ * as well (no gap in it), and the answer is cut at evfcgi_finish(): write
+ * large bodies from a producer, which waits for room instead.
  */
 int	evfcgi_write(struct evfcgi_req *req, const void *data, size_t len);
 
@@ -481,7 +493,8 @@ int	evfcgi_finish(struct evfcgi_req *req);
  * Header, body and END_REQUEST in one go: for small answers.  The request
  * ends in any case.  Returns 0, or -1 when the answer was refused (status
  * not 100-599, a control character in ctype: logged, and a 500 goes in its
- * place) or could not be queued as given.
+ * place; past the output cap, as evfcgi_write(): a 503 goes in its place,
+ * before any of it is queued) or could not be queued as given.
  */
 int	evfcgi_respond(struct evfcgi_req *req, int status, const char *ctype,
 	    const void *body, size_t len);

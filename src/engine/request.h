@@ -94,6 +94,8 @@ struct req_env {
 	const struct evfcgi_limits	*re_lim;
 	struct evfcgi_stats		*re_st;
 	struct budget			*re_input;	/* input held, all conns */
+	struct budget			*re_output;	/* output queued, all
+							   conns; NULL: no cap */
 	const struct req_ops		*re_ops;
 	struct req_pool			*re_pool;
 	/* r has been answered (END_REQUEST queued); may be NULL. */
@@ -200,6 +202,10 @@ struct evfcgi_req {
 	unsigned		 r_prod_idle:1;	/* wrote nothing: waits for
 						   the low mark or its need */
 	unsigned		 r_len_bad:1;	/* body not as declared: told */
+	unsigned		 r_over:1;	/* refused at the output cap: its
+						   503 page passes */
+	unsigned		 r_short:1;	/* a body write refused there:
+						   the answer is cut */
 	size_t			 r_prod_room;	/* the running call's room */
 	size_t			 r_prod_used;	/* bytes it wrote so far */
 	size_t			 r_prod_need;	/* evfcgi_produce_need() */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -31,6 +32,7 @@ static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
 static int	req_finish(struct evfcgi_req *, int);
 static int	req_body_writable(struct evfcgi_req *, size_t);
+static int	req_admit(struct evfcgi_req *, size_t);
 static void	hdr_drop(struct req_buf *, const char *);
 static int	req_head_out(struct evfcgi_req *, int, const char *,
 		    const char *, long long, const void *, size_t);
@@ -139,6 +141,48 @@ req_link_cut(struct req_link *l)
 		    "out of memory queueing output");
 	l->rl_cut = 1;
 	l->rl_broken = 1;
+}
+
+#define RESP_HEAD_MAX	1024	/* the engine's header lines (req_head_out) */
+
+/*
+ * Whether len body bytes that r writes in one call may be queued under
+ * the output cap (budget_admit(), what the stage holds counted too).  A
+ * producer's writes pass: its room and the budget's waits pace them, at
+ * most a call's worth past (evfcgi_producer); so do the 503 page of an
+ * answer refused here (r_over) and nothing (len 0).  A header block is
+ * not refused alone (evfcgi_respond() counts it with its body): an
+ * application that ignores evfcgi_header()'s -1 would end its answer
+ * without one.
+ */
+static int
+req_admit(struct evfcgi_req *r, size_t len)
+{
+	static time_t	 said;
+	static size_t	 quiet;
+	struct fcgi_out	*o = &r->r_link->rl_out;
+	struct budget	*b = r->r_link->rl_env->re_output;
+	size_t		 staged;
+	time_t		 now;
+
+	if (b == NULL || len == 0 || r->r_over || r->r_link->rl_prod == r)
+		return 1;
+	staged = fcgi_out_len(o) - evbuffer_get_length(o->fo_queue);
+	if (budget_admit(b, (uint64_t)staged + len))
+		return 1;
+	/* At most a line a second: peers that never read come in floods. */
+	if ((now = time(NULL)) != said) {
+		log_warn("%s: request %u: %zu bytes of output refused: %llu "
+		    "queued in all, the cap %llu (--max-queued)%s",
+		    r->r_link->rl_peer, r->r_id, len,
+		    (unsigned long long)b->b_queued,
+		    (unsigned long long)b->b_cap, quiet > 0 ?
+		    " (and others since the last line)" : "");
+		said = now;
+		quiet = 0;
+	} else
+		quiet++;
+	return 0;
 }
 
 /* Appends n bytes of s to b at *off; -1 (nothing appended) past len. */
@@ -375,7 +419,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
     const char *ctype, long long content_length, const void *tail,
     size_t tlen)
 {
-	char		 buf[1024];
+	char		 buf[RESP_HEAD_MAX];
 	struct req_buf	*h = &r->r_hdrs;
 	const char	*bad = NULL;
 	size_t		 n = 0;
@@ -476,6 +520,13 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 	}
 	if (r->r_nobody)
 		return 0;
+	/* Past the output cap the answer can only be cut (at its end), and
+	   no later write may leave a gap in it. */
+	if (r->r_short || !req_admit(r, len)) {
+		r->r_short = 1;
+		r->r_keep = 0;
+		return -1;
+	}
 	if (r->r_clen_out >= 0 && len > (uint64_t)r->r_clen_out - r->r_sent) {
 		if (!r->r_len_bad)
 			log_err("%s: request %u: body past its Content-Length "
@@ -718,6 +769,8 @@ req_finish(struct evfcgi_req *r, int cut)
 	    r->r_app_locked)
 		return -1;
 	req_fd_close(r);
+	if (r->r_short)
+		cut = 1;	/* logged when its write was refused */
 	if (!cut && r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
 	    !r->r_nobody && r->r_sent < (uint64_t)r->r_clen_out) {
 		log_err("%s: request %u: body of %llu bytes, Content-Length "
@@ -774,6 +827,18 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 	 */
 	if (r->r_role == FCGI_AUTHORIZER && len <= AUTH_ONE_RECORD)
 		tlen = len;
+	/*
+	 * The whole answer, or 503 before any of it is queued: header lines
+	 * given, the engine's (at most RESP_HEAD_MAX), the body.
+	 */
+	if (req_can_write(r) && r->r_hdr == HDR_NONE && !req_admit(r,
+	    r->r_hdrs.b_len + RESP_HEAD_MAX + (r->r_nobody ? 0 : len))) {
+		r->r_over = 1;
+		r->r_hdrs.b_len = 0;
+		r->r_link->rl_env->re_st->overloaded++;
+		(void)evfcgi_respond_error(r, 503, "output queues are full");
+		return -1;
+	}
 	if (req_head_out(r, status, NULL, ctype, (long long)len, body,
 	    tlen) == -1) {
 		/*

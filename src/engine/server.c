@@ -23,7 +23,13 @@
 #include "server.h"
 #include "server_ops.h"
 
-#define LISTEN_BACKLOG	1024
+/*
+ * Connections waiting to be accepted (the kernel caps it at somaxconn,
+ * 4096 by default since Linux 5.4): behind nginx with buffering off a
+ * burst of thousands of clients is as many connects at once, and a unix
+ * socket's full backlog fails a connect at once (nginx: 502).
+ */
+#define LISTEN_BACKLOG	4096
 #define BACKOFF_MS	200
 #define DENIED_LOG_S	10	/* at most one line about denied peers */
 
@@ -67,7 +73,7 @@ route_role(int flags)
 void
 evfcgi_limits_default(struct evfcgi_limits *lim)
 {
-	lim->max_conns = 1024;
+	lim->max_conns = 16384;		/* max_queued / share_floor */
 	lim->max_reqs = 16;
 	lim->max_conn_requests = 0;
 	lim->max_params = 64 * 1024;
@@ -138,6 +144,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 			.re_lim = &srv->srv_lim,
 			.re_st = &srv->srv_st,
 			.re_input = &srv->srv_input,
+			.re_output = &srv->srv_budget,
 			.re_ops = &conn_req_ops,
 			.re_pool = &srv->srv_pool,
 			.re_finished = server_req_finished,
@@ -154,6 +161,7 @@ evfcgi_server_new(struct event_base *base, const struct evfcgi_limits *lim)
 		evfcgi_server_free(srv);
 		return NULL;
 	}
+	budget_trim_on_fall(&srv->srv_input);
 	/* A floor of 0 (limits not from evfcgi_limits_default): no shares,
 	   every connection may hold the high mark, as before there were. */
 	budget_shares(&srv->srv_budget, lim->share_floor > 0 ?
