@@ -586,4 +586,126 @@ typedef void	(*evfcgi_log_fn)(int prio, const char *msg, void *arg);
 int	evfcgi_set_log(const char *ident, int level, evfcgi_log_fn fn,
 	    void *arg);
 
+/*
+ * ---- Requests as typed data: path parameters, forms, integers, cookies,
+ * multipart uploads, JSON and HTML out, and an in-process test harness.
+ * Each is bounded, linear in its input, and says which answer bad input
+ * deserves: errno EINVAL for 400, EMSGSIZE for 413.
+ */
+
+/*
+ * Route patterns.  A path given to evfcgi_route(), evfcgi_route_methods()
+ * or evfcgi_route_ex() (not with EVFCGI_ROUTE_PREFIX) that holds a '{' is
+ * a pattern: segments split by '/', each a literal, "{name}" (one
+ * non-empty segment) or, last only, "{name...}" (the rest of the path,
+ * one segment or more, "" for a trailing '/').  Names are letters, digits
+ * and '_'.  The request's raw path (REQUEST_URI) is split into segments
+ * first and each segment decoded after, so "%2F" is data inside its
+ * segment; "." and ".." segments are resolved as nginx does.  An exact
+ * route of the decoded path wins, then the most specific pattern (from
+ * the left, a literal segment before {name} before {name...}), then the
+ * longest prefix route, then the default handler.  A pattern route's
+ * evfcgi_path_rest() is the whole path.  A route without a '{' costs
+ * nothing more than before.
+ */
+
+/*
+ * The value of the pattern's parameter name, decoded, NUL-ended, owned by
+ * the request; NULL when the route that took req has no such parameter.
+ */
+const char *evfcgi_path_param(struct evfcgi_req *req, const char *name);
+
+/*
+ * Form values: the pairs of an application/x-www-form-urlencoded body
+ * (a route that is not streamed; at most EVFCGI_FORM_MAX_FIELDS pairs and
+ * EVFCGI_FORM_MAX_BYTES bytes), then the query's, each decoded as
+ * evfcgi_query_param() decodes.  A body of another type adds no pairs.
+ * Strings are owned by the request.
+ */
+#define EVFCGI_FORM_MAX_FIELDS	1000
+#define EVFCGI_FORM_MAX_BYTES	(1024 * 1024)
+
+/*
+ * Sets *value to the first value named name, from the body, else the
+ * query.  Returns 1; 0 when none (*value NULL); -1 (*value NULL) with
+ * errno EINVAL (a malformed body or query: answer 400), EMSGSIZE (past the
+ * caps: 413), ENOTSUP (a streamed route's body) or ENOMEM.
+ */
+int	evfcgi_form_value(struct evfcgi_req *req, const char *name,
+	    const char **value);
+
+/* Iterates over the body's pairs then the query's, as evfcgi_query_next(). */
+int	evfcgi_form_next(struct evfcgi_req *req, size_t *i, const char **name,
+	    const char **value);
+
+/*
+ * Reads s as a decimal integer in min..max, whatever the locale: an
+ * optional '-', then digits only (no space, no '+', no other base).
+ * Returns 0 with *out set, or -1 with errno EINVAL (not a number) or
+ * ERANGE (outside min..max or long long).
+ */
+int	evfcgi_parse_int(const char *s, long long min, long long max,
+	    long long *out);
+
+/*
+ * The query's (or form's) value of name read by evfcgi_parse_int().
+ * Returns 1 with *out set; 0 when absent; -1 with errno as
+ * evfcgi_query_param() or evfcgi_parse_int() set it (answer 400).
+ */
+int	evfcgi_query_int(struct evfcgi_req *req, const char *name,
+	    long long min, long long max, long long *out);
+int	evfcgi_form_int(struct evfcgi_req *req, const char *name,
+	    long long min, long long max, long long *out);
+
+/* The loop srv runs on (the one evfcgi_server_new() was given or made). */
+struct event_base *evfcgi_server_base(struct evfcgi_server *srv);
+
+/*
+ * The test harness, as Go's httptest: one request made in this process
+ * against srv's routes, with no socket for the caller to set up and no
+ * web server.  It plays the web server on a socketpair the server adopts,
+ * runs srv's loop until the answer has ended (handlers may answer later,
+ * from timers), and hands back what a client would see.  The request's
+ * params are those a web server sends (REQUEST_METHOD, REQUEST_URI,
+ * SCRIPT_NAME, QUERY_STRING, CONTENT_LENGTH, REMOTE_ADDR, CONTENT_TYPE
+ * and HTTP_* from headers).
+ */
+struct evfcgi_test_req {
+	const char		*method;	/* NULL: "GET" */
+	const char		*uri;		/* path and query; NULL: "/" */
+	const char *const	*headers;	/* "Name: value", NULL-ended */
+	const void		*body;
+	size_t			 body_len;
+	size_t			 chunk;		/* body bytes a STDIN record
+						   (1..65535); 0: 65535 */
+	int			 no_length;	/* send no CONTENT_LENGTH */
+	int			 timeout_ms;	/* 0: 30 s */
+};
+
+struct evfcgi_test_resp {
+	int	 status;	/* the Status header's, 200 without one; 0:
+				   no answer came */
+	int	 ended;		/* END_REQUEST came (else the answer was cut) */
+	char	*body;		/* NUL-ended, body_len bytes */
+	size_t	 body_len;
+	size_t	 nhdr;		/* header lines */
+	char	**hdr;		/* name, value, name, value ... */
+	char	*headers;	/* their storage */
+};
+
+/*
+ * Makes the request tr against srv and fills resp (freed with
+ * evfcgi_test_free()).  Returns 0, or -1 with errno: ETIMEDOUT (no end
+ * within the timeout), EPROTO (a malformed answer), or a system error.
+ */
+int	evfcgi_test_request(struct evfcgi_server *srv,
+	    const struct evfcgi_test_req *tr, struct evfcgi_test_resp *resp);
+
+/* The nth (from 0) value of the header name (any case), or NULL. */
+const char *evfcgi_test_header(const struct evfcgi_test_resp *resp,
+	    const char *name, size_t nth);
+
+/* Frees what resp holds (its status and ended stay). */
+void	evfcgi_test_free(struct evfcgi_test_resp *resp);
+
 #endif /* EVFCGI_H */
