@@ -657,6 +657,18 @@ int	evfcgi_query_int(struct evfcgi_req *req, const char *name,
 int	evfcgi_form_int(struct evfcgi_req *req, const char *name,
 	    long long min, long long max, long long *out);
 
+/*
+ * Escapes len bytes of src for HTML text and quoted attribute values
+ * (& < > " ' as entities, NUL as U+FFFD) into dst, NUL-ended, at most
+ * size bytes with the NUL (never a partial entity).  Returns the escaped
+ * length, as snprintf(3): size was enough when it is below size.
+ */
+size_t	evfcgi_html_escape(char *dst, size_t size, const char *src,
+	    size_t len);
+
+/* Writes s escaped for HTML as body (evfcgi_write()); 0 or -1. */
+int	evfcgi_write_html(struct evfcgi_req *req, const char *s);
+
 /* The loop srv runs on (the one evfcgi_server_new() was given or made). */
 struct event_base *evfcgi_server_base(struct evfcgi_server *srv);
 

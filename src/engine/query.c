@@ -146,6 +146,7 @@ evfcgi_parse_int(const char *s, long long min, long long max,
     long long *out)
 {
 	unsigned long long	 v = 0, lim;
+	long long		 x;
 	int			 neg = 0;
 
 	if (*s == '-') {
@@ -171,14 +172,15 @@ evfcgi_parse_int(const char *s, long long min, long long max,
 		return -1;
 	}
 	if (neg)
-		*out = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN :
+		x = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN :
 		    -(long long)v;
 	else
-		*out = (long long)v;
-	if (*out < min || *out > max) {
+		x = (long long)v;
+	if (x < min || x > max) {
 		errno = ERANGE;
 		return -1;
 	}
+	*out = x;
 	return 0;
 }
 
