@@ -669,6 +669,53 @@ size_t	evfcgi_html_escape(char *dst, size_t size, const char *src,
 /* Writes s escaped for HTML as body (evfcgi_write()); 0 or -1. */
 int	evfcgi_write_html(struct evfcgi_req *req, const char *s);
 
+/*
+ * Cookies.  The Cookie header (HTTP_COOKIE) is split once, at the first
+ * call, in time linear in its length: pairs split by ';', spaces around
+ * them dropped, a value's double quotes taken off; a pair without '=' or
+ * a name is skipped.  Values are not decoded.
+ */
+
+/*
+ * Sets *value to the value of the first cookie named name (owned by the
+ * request).  Returns 1; 0 when none (*value NULL); -1 (ENOMEM).
+ */
+int	evfcgi_cookie(struct evfcgi_req *req, const char *name,
+	    const char **value);
+
+/* A Set-Cookie line's attributes; all zero: a session cookie. */
+struct evfcgi_cookie_opts {
+	const char	*path;		/* Path, or NULL */
+	const char	*domain;	/* Domain, or NULL */
+	long long	 max_age;	/* Max-Age in s; 0: none; < 0: "0",
+					   the cookie is deleted */
+	long long	 expires;	/* Expires, s since the epoch; 0: none */
+	int		 secure;	/* Secure */
+	int		 http_only;	/* HttpOnly */
+	const char	*same_site;	/* "Strict", "Lax", "None" or NULL */
+};
+
+/*
+ * Formats "name=value; attributes" into buf (size bytes, NUL-ended).
+ * Returns its length, or -1 with errno EINVAL when name is not a token,
+ * value holds other than cookie-octets (RFC 6265 4.1.1: no space, '"',
+ * ',', ';', '\\' or control; it may be quoted whole), Path holds ';' or a
+ * control, Domain other than letters, digits, '-' and '.', SameSite is
+ * not one of the three, SameSite=None comes without Secure, or a
+ * "__Secure-" or "__Host-" name breaks its prefix's rules; ENOSPC when
+ * buf is too small.
+ */
+int	evfcgi_cookie_format(char *buf, size_t size, const char *name,
+	    const char *value, const struct evfcgi_cookie_opts *opts);
+
+/*
+ * Adds a Set-Cookie header line (evfcgi_header_add()) as
+ * evfcgi_cookie_format() makes it (up to 4 KiB).  Returns 0, or -1 as
+ * either refuses it (nothing added).
+ */
+int	evfcgi_set_cookie(struct evfcgi_req *req, const char *name,
+	    const char *value, const struct evfcgi_cookie_opts *opts);
+
 /* The loop srv runs on (the one evfcgi_server_new() was given or made). */
 struct event_base *evfcgi_server_base(struct evfcgi_server *srv);
 
