@@ -716,6 +716,53 @@ int	evfcgi_cookie_format(char *buf, size_t size, const char *name,
 int	evfcgi_set_cookie(struct evfcgi_req *req, const char *name,
 	    const char *value, const struct evfcgi_cookie_opts *opts);
 
+/*
+ * A JSON writer: values appended in document order into a buffer the
+ * writer owns, the grammar checked as they come.  Each call returns 0, or
+ * -1 (errno EINVAL: a value where an object wants a key, a key outside
+ * an object, a close that does not match, a second top value; EOVERFLOW:
+ * nesting past EVFCGI_JSON_MAX_DEPTH; ENOMEM), and after a failure every
+ * later call fails too.  Strings may hold any bytes: '"', '\\' and
+ * control characters are escaped, invalid UTF-8 becomes U+FFFD, and
+ * < > & U+2028 U+2029 are written as \\u escapes so the text is safe
+ * inside HTML and JavaScript.
+ */
+#define EVFCGI_JSON_MAX_DEPTH	64
+struct evfcgi_json;
+
+/* A new writer (NULL when out of memory); freed by evfcgi_json_free(). */
+struct evfcgi_json *evfcgi_json_new(void);
+void	evfcgi_json_free(struct evfcgi_json *j);
+
+int	evfcgi_json_object(struct evfcgi_json *j);
+int	evfcgi_json_object_end(struct evfcgi_json *j);
+int	evfcgi_json_array(struct evfcgi_json *j);
+int	evfcgi_json_array_end(struct evfcgi_json *j);
+/* An object member's name; its value comes next. */
+int	evfcgi_json_key(struct evfcgi_json *j, const char *key);
+/* A string (NULL: null), or len bytes as one. */
+int	evfcgi_json_string(struct evfcgi_json *j, const char *s);
+int	evfcgi_json_string_len(struct evfcgi_json *j, const void *s,
+	    size_t len);
+int	evfcgi_json_int(struct evfcgi_json *j, long long v);
+int	evfcgi_json_bool(struct evfcgi_json *j, int v);
+int	evfcgi_json_null(struct evfcgi_json *j);
+
+/*
+ * The text, NUL-ended, *len bytes, owned by j; NULL (errno) when a call
+ * failed or the top value is not complete.
+ */
+const char *evfcgi_json_text(const struct evfcgi_json *j, size_t *len);
+
+/*
+ * Answers req with j's text: status, Content-Type application/json,
+ * Content-Length, then END_REQUEST; the text is queued without a copy.
+ * A writer that failed or is not complete answers 500 instead.  Frees j
+ * in any case.  Returns 0, or -1 (the request ended all the same).
+ */
+int	evfcgi_json_respond(struct evfcgi_req *req, int status,
+	    struct evfcgi_json *j);
+
 /* The loop srv runs on (the one evfcgi_server_new() was given or made). */
 struct event_base *evfcgi_server_base(struct evfcgi_server *srv);
 
