@@ -763,6 +763,87 @@ const char *evfcgi_json_text(const struct evfcgi_json *j, size_t *len);
 int	evfcgi_json_respond(struct evfcgi_req *req, int status,
 	    struct evfcgi_json *j);
 
+/*
+ * multipart/form-data uploads (RFC 7578), streamed: on a route registered
+ * with EVFCGI_ROUTE_STREAM, evfcgi_multipart_new() takes the body over
+ * and calls back per part: its start (name, filename, type), a file's
+ * data in chunks as it arrives (never held whole), its end (a non-file
+ * field's value whole, then), and once at the end of the form.  A
+ * delimiter split anywhere across reads is found.  The parser holds at
+ * most a part's header block and the non-file values, each capped;
+ * its time is linear in the body.  A consumer that cannot take more
+ * returns EVFCGI_MP_PAUSE: the body then waits in the engine, which stops
+ * reading the connection past its low watermark, until
+ * evfcgi_multipart_resume().
+ */
+#define EVFCGI_MP_PAUSE		1
+#define EVFCGI_MP_MAX_PARTS	1000
+#define EVFCGI_MP_MAX_HEADER	8192
+#define EVFCGI_MP_MAX_FIELD	(1024 * 1024)
+
+struct evfcgi_multipart;
+
+struct evfcgi_part {
+	const char	*name;		/* the field's name, "" when none */
+	const char	*filename;	/* NULL: not a file */
+	const char	*ctype;		/* its Content-Type, or NULL */
+	const char	*value;		/* a non-file part's value, NUL-ended,
+					   at its end only; else NULL */
+	size_t		 value_len;
+	uint64_t	 size;		/* data bytes so far */
+};
+
+/* Caps (0: the default named). */
+struct evfcgi_multipart_limits {
+	size_t		 max_parts;	/* parts (EVFCGI_MP_MAX_PARTS) */
+	size_t		 max_header;	/* one part's header block
+					   (EVFCGI_MP_MAX_HEADER bytes) */
+	uint64_t	 max_field;	/* all non-file values
+					   (EVFCGI_MP_MAX_FIELD bytes) */
+	uint64_t	 max_file;	/* one file part; 0: no cap */
+};
+
+/*
+ * The callbacks (each may be NULL).  part, data and part_end return 0 to
+ * go on, or an HTTP status (400 and up) that ends the form with it; data
+ * may return EVFCGI_MP_PAUSE having taken its bytes.  The strings of a
+ * struct evfcgi_part live until its part_end returns.  done(req, status)
+ * comes once, when the form ended (status 0: every part was handed over),
+ * or with the status the request deserves: 400 (malformed: a delimiter
+ * not followed by CRLF, a header line not ended by CRLF, no
+ * Content-Disposition form-data, a body that ended before the close
+ * delimiter), 413 (past a cap) or a callback's.  The application answers
+ * the request then (the rest of the body is dropped), and may free the
+ * parser there.  If the request dies first (evfcgi_on_abort()), done is
+ * not called: free the parser in the abort callback.
+ */
+struct evfcgi_multipart_cbs {
+	int	(*part)(struct evfcgi_req *req, const struct evfcgi_part *part,
+		    void *arg);
+	int	(*data)(struct evfcgi_req *req, const struct evfcgi_part *part,
+		    const void *data, size_t len, void *arg);
+	int	(*part_end)(struct evfcgi_req *req,
+		    const struct evfcgi_part *part, void *arg);
+	void	(*done)(struct evfcgi_req *req, int status, void *arg);
+};
+
+/*
+ * Reads req's body as multipart/form-data from now on (the handler of a
+ * streamed route calls it), with lim's caps (NULL: the defaults); cbs is
+ * copied.  Returns the parser, or NULL with errno EINVAL (CONTENT_TYPE is
+ * not multipart/form-data with a valid boundary: answer 400), ENOTSUP
+ * (the route is not streamed) or ENOMEM.
+ */
+struct evfcgi_multipart *evfcgi_multipart_new(struct evfcgi_req *req,
+	    const struct evfcgi_multipart_cbs *cbs,
+	    const struct evfcgi_multipart_limits *lim, void *arg);
+
+/* Data comes again after EVFCGI_MP_PAUSE (from the next loop turn). */
+void	evfcgi_multipart_resume(struct evfcgi_multipart *mp);
+
+/* Frees the parser: after done, or in the request's abort callback. */
+void	evfcgi_multipart_free(struct evfcgi_multipart *mp);
+
 /* The loop srv runs on (the one evfcgi_server_new() was given or made). */
 struct event_base *evfcgi_server_base(struct evfcgi_server *srv);
 
