@@ -95,6 +95,9 @@ START_TEST(core_read)
 	/* The first of a name wins; values are not decoded. */
 	get("a", "a=%41; a=2", out, sizeof(out));
 	ck_assert_str_eq(out, "a=%41;");
+	/* Spaces around '=' are no part of the name or the value. */
+	get("a,b", "a = 1;b\t=\t\"2\"", out, sizeof(out));
+	ck_assert_str_eq(out, "a=1;b=2;");
 }
 END_TEST
 

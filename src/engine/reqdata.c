@@ -174,7 +174,7 @@ rd_decode(char *dst, const char *src, size_t len, int form)
 void
 reqdata_split(struct rd_part *part, const char *src, size_t len, int sep)
 {
-	const char	*s = src, *e = src + len, *end, *eq, *v, *ve;
+	const char	*s = src, *e = src + len, *end, *eq, *ne, *v, *ve;
 	char		*mem = part->mem;
 	int		 form = sep != ';';
 	long		 n;
@@ -200,12 +200,22 @@ reqdata_split(struct rd_part *part, const char *src, size_t len, int sep)
 			goto next;
 		v = eq < end ? eq + 1 : end;
 		ve = end;
+		ne = eq;
+		if (!form) {
+			/* RFC 6265 5.2: spaces around '=' are no part. */
+			while (ne > s && (ne[-1] == ' ' || ne[-1] == '\t'))
+				ne--;
+			while (v < ve && (*v == ' ' || *v == '\t'))
+				v++;
+			if (ne == s)
+				goto next;
+		}
 		if (!form && ve - v >= 2 && *v == '"' && ve[-1] == '"') {
 			v++;
 			ve--;
 		}
 		part->pv[part->n].p_name = mem;
-		if ((n = rd_decode(mem, s, (size_t)(eq - s), form)) == -1)
+		if ((n = rd_decode(mem, s, (size_t)(ne - s), form)) == -1)
 			goto bad;
 		part->pv[part->n].p_nlen = (size_t)n;
 		mem += n + 1;
