@@ -844,6 +844,31 @@ void	evfcgi_multipart_resume(struct evfcgi_multipart *mp);
 /* Frees the parser: after done, or in the request's abort callback. */
 void	evfcgi_multipart_free(struct evfcgi_multipart *mp);
 
+/*
+ * Percent-encodes src for a URL path segment or query value: all but
+ * letters, digits and "-._~", into dst as evfcgi_html_escape() does
+ * (NUL-ended, never a partial escape).  Returns the encoded length.
+ */
+size_t	evfcgi_url_escape(char *dst, size_t size, const char *src);
+
+/*
+ * Reads a Range header value (HTTP_RANGE) for a body of size bytes: one
+ * range "bytes=A-B", "bytes=A-" or "bytes=-N".  Returns 1 with *off and
+ * *len set (B clipped to the end); 0 to send the whole body (h NULL, not
+ * bytes, or several ranges); -1 when it cannot be met (answer 416).
+ */
+int	evfcgi_range_parse(const char *h, uint64_t size, uint64_t *off,
+	    uint64_t *len);
+
+/*
+ * Answers req with the regular file fd (which the engine owns from this
+ * call): Accept-Ranges, a single Range honoured (206 with Content-Range,
+ * or 416 with a Content-Range of the size alone), Content-Length, ctype
+ * (NULL: application/octet-stream), then the bytes through
+ * evfcgi_write_fd().  Not a regular file: 404.  Returns 0, or -1.
+ */
+int	evfcgi_send_file(struct evfcgi_req *req, int fd, const char *ctype);
+
 /* The loop srv runs on (the one evfcgi_server_new() was given or made). */
 struct event_base *evfcgi_server_base(struct evfcgi_server *srv);
 

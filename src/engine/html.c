@@ -69,3 +69,31 @@ evfcgi_write_html(struct evfcgi_req *req, const char *s)
 	}
 	return 0;
 }
+
+size_t
+evfcgi_url_escape(char *dst, size_t size, const char *src)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	unsigned char		 c;
+	size_t			 o = 0, k;
+
+	for (; *src != '\0'; src++) {
+		c = (unsigned char)*src;
+		k = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		    (c >= 'A' && c <= 'Z') || strchr("-._~", c) != NULL ? 1 : 3;
+		if (o + k < size) {
+			if (k == 1)
+				dst[o] = (char)c;
+			else {
+				dst[o] = '%';
+				dst[o + 1] = hex[c >> 4];
+				dst[o + 2] = hex[c & 15];
+			}
+		} else if (o < size)
+			size = o + 1;	/* no partial escape: cut here */
+		o += k;
+	}
+	if (size > 0)
+		dst[o < size ? o : size - 1] = '\0';
+	return o;
+}
