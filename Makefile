@@ -71,7 +71,7 @@ SHLIB = src/libevfcgi.so.$(SO_VERSION)
 
 # Defined before the rules: a prerequisite list is expanded where it is read.
 EXAMPLES = examples/json_api examples/static_files examples/sse \
-	examples/authorizer
+	examples/authorizer examples/dropbox
 
 # --- What you run ------------------------------------------------------
 # make builds in place; make check, make install, make demo, make bench,
