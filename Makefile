@@ -71,7 +71,7 @@ SHLIB = src/libevfcgi.so.$(SO_VERSION)
 
 # Defined before the rules: a prerequisite list is expanded where it is read.
 EXAMPLES = examples/json_api examples/static_files examples/sse \
-	examples/authorizer
+	examples/authorizer examples/dropbox
 
 # --- What you run ------------------------------------------------------
 # make builds in place; make check, make install, make demo, make bench,
@@ -466,6 +466,21 @@ fuzz: fuzz/fuzz_conn fuzz/fuzz_api
 	fuzz/fuzz_conn -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} fuzz/found fuzz/corpus
 	fuzz/fuzz_api -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} \
 		-dict=fuzz/api.dict fuzz/found-api fuzz/corpus-api
+
+# The typed-data parsers' targets (multipart, cookie, router), each with
+# its seeds in fuzz/corpus-NAME: libFuzzer builds, and gcc builds that
+# replay the seeds under the sanitizers; tests/test_fuzz_typed.sh makes
+# and runs both in make check.
+FUZZ_TYPED = fuzz/fuzz_multipart fuzz/fuzz_cookie fuzz/fuzz_router
+$(FUZZ_TYPED): fuzz/fuzz_%: fuzz/fuzz_%.c $(LIB_SRCS) $(HEADERS) | deps
+	clang -std=c11 -D_GNU_SOURCE -I. $(INC_engine) -g -O1 \
+		-fsanitize=fuzzer,address,undefined $(LIBEVENT_CFLAGS) -o $@ $< \
+		$(LIB_SRCS) $(LIBEVENT_LIBS)
+tests/bin/fuzz_replay_%: fuzz/fuzz_%.c fuzz/replay.c src/asan/libevfcgi.a \
+		$(HEADERS)
+	@mkdir -p tests/bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -o $@ $< fuzz/replay.c \
+		src/asan/libevfcgi.a $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS)
 
 .PHONY: all deps check check-lab check-unit valgrind bench experiment experiment-links hosts soak demo fuzz install \
 	uninstall clean distclean

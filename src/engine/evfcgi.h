@@ -631,4 +631,338 @@ typedef void	(*evfcgi_log_fn)(int prio, const char *msg, void *arg);
 int	evfcgi_set_log(const char *ident, int level, evfcgi_log_fn fn,
 	    void *arg);
 
+/*
+ * ---- Requests as typed data: path parameters, forms, integers, cookies,
+ * multipart uploads, JSON and HTML out, and an in-process test harness.
+ * Each is bounded, linear in its input, and says which answer bad input
+ * deserves: errno EINVAL for 400, EMSGSIZE for 413.
+ */
+
+/*
+ * Route patterns.  A path given to evfcgi_route(), evfcgi_route_methods()
+ * or evfcgi_route_ex() (not with EVFCGI_ROUTE_PREFIX) that holds a '{' is
+ * a pattern: segments split by '/', each a literal, "{name}" (one
+ * non-empty segment) or, last only, "{name...}" (the rest of the path,
+ * one segment or more, "" for a trailing '/').  Names are letters, digits
+ * and '_'.  The request's raw path (REQUEST_URI) is split into segments
+ * first and each segment decoded after, so "%2F" is data inside its
+ * segment; "." and ".." segments are resolved as nginx does.  An exact
+ * route of the decoded path wins, then the most specific pattern (from
+ * the left, a literal segment before {name} before {name...}), then the
+ * longest prefix route, then the default handler.  A pattern route's
+ * evfcgi_path_rest() is the whole path.  A route without a '{' costs
+ * nothing more than before.
+ */
+
+/*
+ * The value of the pattern's parameter name, decoded, NUL-ended, owned by
+ * the request; NULL when the route that took req has no such parameter.
+ */
+const char *evfcgi_path_param(struct evfcgi_req *req, const char *name);
+
+/*
+ * Form values: the pairs of an application/x-www-form-urlencoded body
+ * (a route that is not streamed; at most EVFCGI_FORM_MAX_FIELDS pairs and
+ * EVFCGI_FORM_MAX_BYTES bytes), then the query's, each decoded as
+ * evfcgi_query_param() decodes.  A body of another type adds no pairs.
+ * Strings are owned by the request.
+ */
+#define EVFCGI_FORM_MAX_FIELDS	1000
+#define EVFCGI_FORM_MAX_BYTES	(1024 * 1024)
+
+/*
+ * Sets *value to the first value named name, from the body, else the
+ * query.  Returns 1; 0 when none (*value NULL); -1 (*value NULL) with
+ * errno EINVAL (a malformed body or query: answer 400), EMSGSIZE (past the
+ * caps: 413), ENOTSUP (a streamed route's body) or ENOMEM.
+ */
+int	evfcgi_form_value(struct evfcgi_req *req, const char *name,
+	    const char **value);
+
+/* Iterates over the body's pairs then the query's, as evfcgi_query_next(). */
+int	evfcgi_form_next(struct evfcgi_req *req, size_t *i, const char **name,
+	    const char **value);
+
+/*
+ * Reads s as a decimal integer in min..max, whatever the locale: an
+ * optional '-', then digits only (no space, no '+', no other base).
+ * Returns 0 with *out set, or -1 with errno EINVAL (not a number) or
+ * ERANGE (outside min..max or long long).
+ */
+int	evfcgi_parse_int(const char *s, long long min, long long max,
+	    long long *out);
+
+/*
+ * The query's (or form's) value of name read by evfcgi_parse_int().
+ * Returns 1 with *out set; 0 when absent; -1 with errno as
+ * evfcgi_query_param() or evfcgi_parse_int() set it (answer 400).
+ */
+int	evfcgi_query_int(struct evfcgi_req *req, const char *name,
+	    long long min, long long max, long long *out);
+int	evfcgi_form_int(struct evfcgi_req *req, const char *name,
+	    long long min, long long max, long long *out);
+
+/*
+ * Escapes len bytes of src for HTML text and quoted attribute values
+ * (& < > " ' as entities, NUL as U+FFFD) into dst, NUL-ended, at most
+ * size bytes with the NUL (never a partial entity).  Returns the escaped
+ * length, as snprintf(3): size was enough when it is below size.
+ */
+size_t	evfcgi_html_escape(char *dst, size_t size, const char *src,
+	    size_t len);
+
+/* Writes s escaped for HTML as body (evfcgi_write()); 0 or -1. */
+int	evfcgi_write_html(struct evfcgi_req *req, const char *s);
+
+/*
+ * Cookies.  The Cookie header (HTTP_COOKIE) is split once, at the first
+ * call, in time linear in its length: pairs split by ';', spaces around
+ * them dropped, a value's double quotes taken off; a pair without '=' or
+ * a name is skipped.  Values are not decoded.
+ */
+
+/*
+ * Sets *value to the value of the first cookie named name (owned by the
+ * request).  Returns 1; 0 when none (*value NULL); -1 (ENOMEM).
+ */
+int	evfcgi_cookie(struct evfcgi_req *req, const char *name,
+	    const char **value);
+
+/* A Set-Cookie line's attributes; all zero: a session cookie. */
+struct evfcgi_cookie_opts {
+	const char	*path;		/* Path, or NULL */
+	const char	*domain;	/* Domain, or NULL */
+	long long	 max_age;	/* Max-Age in s; 0: none; < 0: "0",
+					   the cookie is deleted */
+	long long	 expires;	/* Expires, s since the epoch; 0: none */
+	int		 secure;	/* Secure */
+	int		 http_only;	/* HttpOnly */
+	const char	*same_site;	/* "Strict", "Lax", "None" or NULL */
+};
+
+/*
+ * Formats "name=value; attributes" into buf (size bytes, NUL-ended).
+ * Returns its length, or -1 with errno EINVAL when name is not a token,
+ * value holds other than cookie-octets (RFC 6265 4.1.1: no space, '"',
+ * ',', ';', '\\' or control; it may be quoted whole), Path holds ';' or a
+ * control, Domain other than letters, digits, '-' and '.', SameSite is
+ * not one of the three, SameSite=None comes without Secure, or a
+ * "__Secure-" or "__Host-" name breaks its prefix's rules; ENOSPC when
+ * buf is too small.
+ */
+int	evfcgi_cookie_format(char *buf, size_t size, const char *name,
+	    const char *value, const struct evfcgi_cookie_opts *opts);
+
+/*
+ * Adds a Set-Cookie header line (evfcgi_header_add()) as
+ * evfcgi_cookie_format() makes it (up to 4 KiB).  Returns 0, or -1 as
+ * either refuses it (nothing added).
+ */
+int	evfcgi_set_cookie(struct evfcgi_req *req, const char *name,
+	    const char *value, const struct evfcgi_cookie_opts *opts);
+
+/*
+ * A JSON writer: values appended in document order into a buffer the
+ * writer owns, the grammar checked as they come.  Each call returns 0, or
+ * -1 (errno EINVAL: a value where an object wants a key, a key outside
+ * an object, a close that does not match, a second top value; EOVERFLOW:
+ * nesting past EVFCGI_JSON_MAX_DEPTH; ENOMEM), and after a failure every
+ * later call fails too.  Strings may hold any bytes: '"', '\\' and
+ * control characters are escaped, invalid UTF-8 becomes U+FFFD, and
+ * < > & U+2028 U+2029 are written as \\u escapes so the text is safe
+ * inside HTML and JavaScript.
+ */
+#define EVFCGI_JSON_MAX_DEPTH	64
+struct evfcgi_json;
+
+/* A new writer (NULL when out of memory); freed by evfcgi_json_free(). */
+struct evfcgi_json *evfcgi_json_new(void);
+void	evfcgi_json_free(struct evfcgi_json *j);
+
+int	evfcgi_json_object(struct evfcgi_json *j);
+int	evfcgi_json_object_end(struct evfcgi_json *j);
+int	evfcgi_json_array(struct evfcgi_json *j);
+int	evfcgi_json_array_end(struct evfcgi_json *j);
+/* An object member's name; its value comes next. */
+int	evfcgi_json_key(struct evfcgi_json *j, const char *key);
+/* A string (NULL: null), or len bytes as one. */
+int	evfcgi_json_string(struct evfcgi_json *j, const char *s);
+int	evfcgi_json_string_len(struct evfcgi_json *j, const void *s,
+	    size_t len);
+int	evfcgi_json_int(struct evfcgi_json *j, long long v);
+int	evfcgi_json_bool(struct evfcgi_json *j, int v);
+int	evfcgi_json_null(struct evfcgi_json *j);
+
+/*
+ * The text, NUL-ended, *len bytes, owned by j; NULL (errno) when a call
+ * failed or the top value is not complete.
+ */
+const char *evfcgi_json_text(const struct evfcgi_json *j, size_t *len);
+
+/*
+ * Answers req with j's text: status, Content-Type application/json,
+ * Content-Length, then END_REQUEST; the text is queued without a copy.
+ * A writer that failed or is not complete answers 500 instead.  Frees j
+ * in any case.  Returns 0, or -1 (the request ended all the same).
+ */
+int	evfcgi_json_respond(struct evfcgi_req *req, int status,
+	    struct evfcgi_json *j);
+
+/*
+ * multipart/form-data uploads (RFC 7578), streamed: on a route registered
+ * with EVFCGI_ROUTE_STREAM, evfcgi_multipart_new() takes the body over
+ * and calls back per part: its start (name, filename, type), a file's
+ * data in chunks as it arrives (never held whole), its end (a non-file
+ * field's value whole, then), and once at the end of the form.  A
+ * delimiter split anywhere across reads is found.  The parser holds at
+ * most a part's header block and the non-file values, each capped;
+ * its time is linear in the body.  A consumer that cannot take more
+ * returns EVFCGI_MP_PAUSE: the body then waits in the engine, which stops
+ * reading the connection past its low watermark, until
+ * evfcgi_multipart_resume().
+ */
+#define EVFCGI_MP_PAUSE		1
+#define EVFCGI_MP_MAX_PARTS	1000
+#define EVFCGI_MP_MAX_HEADER	8192
+#define EVFCGI_MP_MAX_FIELD	(1024 * 1024)
+
+struct evfcgi_multipart;
+
+struct evfcgi_part {
+	const char	*name;		/* the field's name, "" when none */
+	const char	*filename;	/* NULL: not a file */
+	const char	*ctype;		/* its Content-Type, or NULL */
+	const char	*value;		/* a non-file part's value, NUL-ended,
+					   at its end only; else NULL */
+	size_t		 value_len;
+	uint64_t	 size;		/* data bytes so far */
+};
+
+/* Caps (0: the default named). */
+struct evfcgi_multipart_limits {
+	size_t		 max_parts;	/* parts (EVFCGI_MP_MAX_PARTS) */
+	size_t		 max_header;	/* one part's header block
+					   (EVFCGI_MP_MAX_HEADER bytes) */
+	uint64_t	 max_field;	/* all non-file values
+					   (EVFCGI_MP_MAX_FIELD bytes) */
+	uint64_t	 max_file;	/* one file part; 0: no cap */
+};
+
+/*
+ * The callbacks (each may be NULL).  part, data and part_end return 0 to
+ * go on, or an HTTP status (400 and up) that ends the form with it; data
+ * may return EVFCGI_MP_PAUSE having taken its bytes.  The strings of a
+ * struct evfcgi_part live until its part_end returns.  done(req, status)
+ * comes once, when the form ended (status 0: every part was handed over),
+ * or with the status the request deserves: 400 (malformed: a delimiter
+ * not followed by CRLF, a header line not ended by CRLF, no
+ * Content-Disposition form-data, a body that ended before the close
+ * delimiter), 413 (past a cap) or a callback's.  The application answers
+ * the request then (the rest of the body is dropped), and may free the
+ * parser there.  If the request dies first (evfcgi_on_abort()), done is
+ * not called: free the parser in the abort callback.
+ */
+struct evfcgi_multipart_cbs {
+	int	(*part)(struct evfcgi_req *req, const struct evfcgi_part *part,
+		    void *arg);
+	int	(*data)(struct evfcgi_req *req, const struct evfcgi_part *part,
+		    const void *data, size_t len, void *arg);
+	int	(*part_end)(struct evfcgi_req *req,
+		    const struct evfcgi_part *part, void *arg);
+	void	(*done)(struct evfcgi_req *req, int status, void *arg);
+};
+
+/*
+ * Reads req's body as multipart/form-data from now on (the handler of a
+ * streamed route calls it), with lim's caps (NULL: the defaults); cbs is
+ * copied.  Returns the parser, or NULL with errno EINVAL (CONTENT_TYPE is
+ * not multipart/form-data with a valid boundary: answer 400), ENOTSUP
+ * (the route is not streamed) or ENOMEM.
+ */
+struct evfcgi_multipart *evfcgi_multipart_new(struct evfcgi_req *req,
+	    const struct evfcgi_multipart_cbs *cbs,
+	    const struct evfcgi_multipart_limits *lim, void *arg);
+
+/* Data comes again after EVFCGI_MP_PAUSE (from the next loop turn). */
+void	evfcgi_multipart_resume(struct evfcgi_multipart *mp);
+
+/* Frees the parser: after done, or in the request's abort callback. */
+void	evfcgi_multipart_free(struct evfcgi_multipart *mp);
+
+/*
+ * Percent-encodes src for a URL path segment or query value: all but
+ * letters, digits and "-._~", into dst as evfcgi_html_escape() does
+ * (NUL-ended, never a partial escape).  Returns the encoded length.
+ */
+size_t	evfcgi_url_escape(char *dst, size_t size, const char *src);
+
+/*
+ * Reads a Range header value (HTTP_RANGE) for a body of size bytes: one
+ * range "bytes=A-B", "bytes=A-" or "bytes=-N".  Returns 1 with *off and
+ * *len set (B clipped to the end); 0 to send the whole body (h NULL, not
+ * bytes, or several ranges); -1 when it cannot be met (answer 416).
+ */
+int	evfcgi_range_parse(const char *h, uint64_t size, uint64_t *off,
+	    uint64_t *len);
+
+/*
+ * Answers req with the regular file fd (which the engine owns from this
+ * call): Accept-Ranges, a single Range honoured (206 with Content-Range,
+ * or 416 with a Content-Range of the size alone), Content-Length, ctype
+ * (NULL: application/octet-stream), then the bytes through
+ * evfcgi_write_fd().  Not a regular file: 404.  Returns 0, or -1.
+ */
+int	evfcgi_send_file(struct evfcgi_req *req, int fd, const char *ctype);
+
+/* The loop srv runs on (the one evfcgi_server_new() was given or made). */
+struct event_base *evfcgi_server_base(struct evfcgi_server *srv);
+
+/*
+ * The test harness, as Go's httptest: one request made in this process
+ * against srv's routes, with no socket for the caller to set up and no
+ * web server.  It plays the web server on a socketpair the server adopts,
+ * runs srv's loop until the answer has ended (handlers may answer later,
+ * from timers), and hands back what a client would see.  The request's
+ * params are those a web server sends (REQUEST_METHOD, REQUEST_URI,
+ * SCRIPT_NAME, QUERY_STRING, CONTENT_LENGTH, REMOTE_ADDR, CONTENT_TYPE
+ * and HTTP_* from headers).
+ */
+struct evfcgi_test_req {
+	const char		*method;	/* NULL: "GET" */
+	const char		*uri;		/* path and query; NULL: "/" */
+	const char *const	*headers;	/* "Name: value", NULL-ended */
+	const void		*body;
+	size_t			 body_len;
+	size_t			 chunk;		/* body bytes a STDIN record
+						   (1..65535); 0: 65535 */
+	int			 no_length;	/* send no CONTENT_LENGTH */
+	int			 timeout_ms;	/* 0: 30 s */
+};
+
+struct evfcgi_test_resp {
+	int	 status;	/* the Status header's, 200 without one; 0:
+				   no answer came */
+	int	 ended;		/* END_REQUEST came (else the answer was cut) */
+	char	*body;		/* NUL-ended, body_len bytes */
+	size_t	 body_len;
+	size_t	 nhdr;		/* header lines */
+	char	**hdr;		/* name, value, name, value ... */
+	char	*headers;	/* their storage */
+};
+
+/*
+ * Makes the request tr against srv and fills resp (freed with
+ * evfcgi_test_free()).  Returns 0, or -1 with errno: ETIMEDOUT (no end
+ * within the timeout), EPROTO (a malformed answer), or a system error.
+ */
+int	evfcgi_test_request(struct evfcgi_server *srv,
+	    const struct evfcgi_test_req *tr, struct evfcgi_test_resp *resp);
+
+/* The nth (from 0) value of the header name (any case), or NULL. */
+const char *evfcgi_test_header(const struct evfcgi_test_resp *resp,
+	    const char *name, size_t nth);
+
+/* Frees what resp holds (its status and ended stay). */
+void	evfcgi_test_free(struct evfcgi_test_resp *resp);
+
 #endif /* EVFCGI_H */

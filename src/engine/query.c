@@ -1,121 +1,95 @@
 /*
- * query.c: what a request's URI says beyond its routed path: the query
- * string read as form data (evfcgi_query_param(), evfcgi_query_next()) and
- * the path below the route that took it (evfcgi_path_rest()).  The query
- * is decoded on first use only, into a buffer the request keeps in the
- * pool, so an application that never asks pays nothing.
+ * query.c: what a request's URI and body say as form data: the query
+ * string's pairs (evfcgi_query_*), an urlencoded body's beside them
+ * (evfcgi_form_*), integers read from either, the route pattern's
+ * parameters (evfcgi_path_param()) and the path below the route that took
+ * the request (evfcgi_path_rest()).  Each is decoded on first use only,
+ * into the request's typed data (reqdata.h), so an application that never
+ * asks pays nothing.
  */
 #include <sys/types.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "request.h"
+#include "reqdata.h"
 
-static int	query_decode(struct evfcgi_req *);
-static long	form_decode(char *, const char *, size_t);
+static struct rd_part	*query_part(struct evfcgi_req *);
+static struct rd_part	*form_part(struct evfcgi_req *);
+static int		 part_errno(const struct rd_part *);
 
-/*
- * Decodes len bytes of form data at src into dst (room for len + 1,
- * NUL-ended): '+' a space, %XX a byte.  Returns the decoded length, or -1
- * for '%' not followed by two hex digits or for %00.
- */
-static long
-form_decode(char *dst, const char *src, size_t len)
+/* The errno a part's state stands for (0: usable). */
+static int
+part_errno(const struct rd_part *p)
 {
-	size_t	 i, o = 0;
-	int	 hi, lo;
-
-	for (i = 0; i < len; i++) {
-		if (src[i] == '+')
-			dst[o++] = ' ';
-		else if (src[i] != '%')
-			dst[o++] = src[i];
-		else if (len - i < 3 ||
-		    (hi = req_hexval((unsigned char)src[i + 1])) == -1 ||
-		    (lo = req_hexval((unsigned char)src[i + 2])) == -1 ||
-		    (hi | lo) == 0)
-			return -1;
-		else {
-			dst[o++] = (char)(hi << 4 | lo);
-			i += 2;
-		}
+	switch (p->st) {
+	case RD_BAD:
+		return EINVAL;
+	case RD_BIG:
+		return EMSGSIZE;
+	case RD_STREAMED:
+		return ENOTSUP;
+	default:
+		return 0;
 	}
-	dst[o] = '\0';
-	return (long)o;
+}
+
+/* r's query, decoded; NULL with errno when malformed or out of memory. */
+static struct rd_part *
+query_part(struct evfcgi_req *r)
+{
+	struct reqdata	*d;
+	const char	*q;
+
+	if ((d = reqdata_get(r)) == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (d->d_query.st == RD_NONE) {
+		q = evfcgi_query(r);
+		reqdata_split(&d->d_query, q, strlen(q), '&');
+	}
+	if ((errno = part_errno(&d->d_query)) != 0)
+		return NULL;
+	return &d->d_query;
 }
 
 /*
- * Splits and decodes QUERY_STRING into r_query: the pairs' array first,
- * then their strings.  Returns 0, or -1 with errno (EINVAL malformed,
- * ENOMEM); the outcome is kept in r_qstate for the later calls.
+ * r's urlencoded body, decoded (RD_ABSENT: none, no pairs); NULL with
+ * errno when malformed, too large, streamed or out of memory.
  */
-static int
-query_decode(struct evfcgi_req *r)
+static struct rd_part *
+form_part(struct evfcgi_req *r)
 {
-	const char	*q = evfcgi_query(r), *amp, *eq;
-	struct param	*pv;
-	char		*mem;
-	size_t		 len = strlen(q), npairs = 1, i, room;
-	long		 n;
+	struct reqdata	*d;
 
-	for (i = 0; i < len; i++)
-		npairs += q[i] == '&';
-	/* Each pair "n=v" of k bytes decodes to at most k + 2 with NULs. */
-	room = npairs * sizeof(*pv) + len + 2 * npairs;
-	if (req_buf_reserve(&r->r_query, room) == -1) {
+	if ((d = reqdata_get(r)) == NULL) {
 		errno = ENOMEM;
-		return -1;	/* not kept: a later call may have memory */
+		return NULL;
 	}
-	pv = (struct param *)(void *)r->r_query.b_p;
-	mem = r->r_query.b_p + npairs * sizeof(*pv);
-	r->r_nq = 0;
-	r->r_qstate = -1;
-	for (; *q != '\0'; q = *amp == '&' ? amp + 1 : amp) {
-		amp = q + strcspn(q, "&");
-		if (amp == q)
-			continue;
-		eq = memchr(q, '=', (size_t)(amp - q));
-		if (eq == NULL)
-			eq = amp;
-		pv[r->r_nq].p_name = mem;
-		if ((n = form_decode(mem, q, (size_t)(eq - q))) == -1)
-			goto bad;
-		pv[r->r_nq].p_nlen = (size_t)n;
-		mem += n + 1;
-		pv[r->r_nq].p_value = mem;
-		if ((n = form_decode(mem, eq == amp ? eq : eq + 1,
-		    (size_t)(amp - (eq == amp ? eq : eq + 1)))) == -1)
-			goto bad;
-		mem += n + 1;
-		r->r_nq++;
-	}
-	r->r_qstate = 1;
-	return 0;
-bad:
-	r->r_nq = 0;
-	errno = EINVAL;
-	return -1;
+	if (d->d_form.st == RD_NONE)
+		reqdata_split(&d->d_form, d->d_body, d->d_blen, '&');
+	if (d->d_form.st == RD_OK && d->d_form.n > RD_FORM_MAX_FIELDS)
+		d->d_form.st = RD_BIG;
+	if ((errno = part_errno(&d->d_form)) != 0)
+		return NULL;
+	return &d->d_form;
 }
 
 int
 evfcgi_query_next(struct evfcgi_req *r, size_t *i, const char **name,
     const char **value)
 {
-	const struct param	*pv;
+	const struct rd_part	*p;
 
-	if (r->r_qstate == 0 && query_decode(r) == -1)
+	if ((p = query_part(r)) == NULL)
 		return -1;
-	if (r->r_qstate == -1) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (*i >= r->r_nq)
+	if (*i >= p->n)
 		return 0;
-	pv = (const struct param *)(const void *)r->r_query.b_p;
-	*name = pv[*i].p_name;
-	*value = pv[*i].p_value;
+	*name = p->pv[*i].p_name;
+	*value = p->pv[*i].p_value;
 	(*i)++;
 	return 1;
 }
@@ -124,17 +98,126 @@ int
 evfcgi_query_param(struct evfcgi_req *r, const char *name,
     const char **value)
 {
-	const char	*n, *v;
-	size_t		 i = 0;
-	int		 rc;
+	const struct rd_part	*p;
 
 	*value = NULL;
-	while ((rc = evfcgi_query_next(r, &i, &n, &v)) == 1)
-		if (strcmp(n, name) == 0) {
-			*value = v;
-			return 1;
+	if ((p = query_part(r)) == NULL)
+		return -1;
+	*value = reqdata_find(p, name);
+	return *value != NULL;
+}
+
+int
+evfcgi_form_next(struct evfcgi_req *r, size_t *i, const char **name,
+    const char **value)
+{
+	const struct rd_part	*f, *q;
+	size_t			 k = *i;
+
+	if ((f = form_part(r)) == NULL || (q = query_part(r)) == NULL)
+		return -1;
+	if (k < f->n) {
+		*name = f->pv[k].p_name;
+		*value = f->pv[k].p_value;
+	} else if (k - f->n < q->n) {
+		*name = q->pv[k - f->n].p_name;
+		*value = q->pv[k - f->n].p_value;
+	} else
+		return 0;
+	(*i)++;
+	return 1;
+}
+
+int
+evfcgi_form_value(struct evfcgi_req *r, const char *name, const char **value)
+{
+	const struct rd_part	*f, *q;
+
+	*value = NULL;
+	if ((f = form_part(r)) == NULL || (q = query_part(r)) == NULL)
+		return -1;
+	if ((*value = reqdata_find(f, name)) == NULL)
+		*value = reqdata_find(q, name);
+	return *value != NULL;
+}
+
+int
+evfcgi_parse_int(const char *s, long long min, long long max,
+    long long *out)
+{
+	unsigned long long	 v = 0, lim;
+	long long		 x;
+	int			 neg = 0;
+
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	/* One digit at least, digits only: no sign but '-', no space. */
+	if (*s < '0' || *s > '9') {
+		errno = EINVAL;
+		return -1;
+	}
+	lim = neg ? (unsigned long long)LLONG_MAX + 1 :
+	    (unsigned long long)LLONG_MAX;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (lim - (unsigned long long)(*s - '0')) / 10) {
+			errno = ERANGE;
+			return -1;
 		}
-	return rc;
+		v = v * 10 + (unsigned long long)(*s - '0');
+	}
+	if (*s != '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	if (neg)
+		x = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN :
+		    -(long long)v;
+	else
+		x = (long long)v;
+	if (x < min || x > max) {
+		errno = ERANGE;
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+int
+evfcgi_query_int(struct evfcgi_req *r, const char *name, long long min,
+    long long max, long long *out)
+{
+	const char	*v;
+	int		 rc;
+
+	if ((rc = evfcgi_query_param(r, name, &v)) != 1)
+		return rc;
+	return evfcgi_parse_int(v, min, max, out) == 0 ? 1 : -1;
+}
+
+int
+evfcgi_form_int(struct evfcgi_req *r, const char *name, long long min,
+    long long max, long long *out)
+{
+	const char	*v;
+	int		 rc;
+
+	if ((rc = evfcgi_form_value(r, name, &v)) != 1)
+		return rc;
+	return evfcgi_parse_int(v, min, max, out) == 0 ? 1 : -1;
+}
+
+const char *
+evfcgi_path_param(struct evfcgi_req *r, const char *name)
+{
+	struct reqdata	*d;
+
+	/* Made by the dispatch of a pattern route: there if it matched. */
+	if (r->r_qstate != 1)
+		return NULL;
+	d = (struct reqdata *)(void *)r->r_query.b_p;
+	return d->d_path.st == RD_OK ? reqdata_find(&d->d_path, name) : NULL;
 }
 
 const char *

@@ -20,6 +20,8 @@
 
 #include "listen.h"
 #include "log.h"
+#include "reqdata.h"
+#include "router.h"
 #include "server.h"
 #include "server_ops.h"
 
@@ -39,6 +41,11 @@ static void	server_accept_errorcb(struct evconnlistener *, void *);
 static void	server_backoffcb(evutil_socket_t, short, void *);
 static void	server_route(void *, const char *, const char *, int,
 		    struct req_route *);
+static struct route *server_pattern(struct evfcgi_server *, const char *,
+		    int, const struct route *);
+static void	server_pattern_dispatch(struct evfcgi_req *, void *);
+static int	server_route_add(struct route **, size_t *, struct route *);
+static void	server_route_free(struct route *);
 static char	*server_methods(const char *);
 static int	server_method_in(const char *, const char *);
 static void	server_conn_closed(void *, struct conn *);
@@ -186,11 +193,12 @@ evfcgi_server_free(struct evfcgi_server *srv)
 		}
 	}
 	free(srv->srv_listeners);
-	for (i = 0; i < srv->srv_nroutes; i++) {
-		free(srv->srv_routes[i].rt_path);
-		free(srv->srv_routes[i].rt_allow);
-	}
+	for (i = 0; i < srv->srv_nroutes; i++)
+		server_route_free(&srv->srv_routes[i]);
 	free(srv->srv_routes);
+	for (i = 0; i < srv->srv_npats; i++)
+		server_route_free(&srv->srv_pats[i]);
+	free(srv->srv_pats);
 	for (i = 0; i < sizeof(srv->srv_sig) / sizeof(srv->srv_sig[0]); i++)
 		if (srv->srv_sig[i] != NULL)
 			event_free(srv->srv_sig[i]);
@@ -239,12 +247,17 @@ evfcgi_route_default(struct evfcgi_server *srv, evfcgi_handler fn, void *arg)
 	srv->srv_default_arg = arg;
 }
 
+struct event_base *
+evfcgi_server_base(struct evfcgi_server *srv)
+{
+	return srv->srv_base;
+}
+
 int
 evfcgi_route_ex(struct evfcgi_server *srv, const char *path, int flags,
     const char *methods, evfcgi_handler fn, void *arg)
 {
-	struct route	*rt, nrt;
-	size_t		 i;
+	struct route	 nrt;
 
 	/* One role at most; streamed routes are the Responder's. */
 	if (path == NULL || *path == '\0' || fn == NULL ||
@@ -262,26 +275,62 @@ evfcgi_route_ex(struct evfcgi_server *srv, const char *path, int flags,
 	nrt.rt_flags = flags;
 	nrt.rt_fn = fn;
 	nrt.rt_arg = arg;
+	if (rpat_is(path)) {
+		/* A pattern takes the rest with {name...}, not a prefix. */
+		if ((flags & EVFCGI_ROUTE_PREFIX) ||
+		    (nrt.rt_pat = malloc(sizeof(*nrt.rt_pat))) == NULL ||
+		    rpat_compile(path, nrt.rt_pat) == -1) {
+			server_route_free(&nrt);
+			return -1;
+		}
+		if (server_route_add(&srv->srv_pats, &srv->srv_npats,
+		    &nrt) == -1)
+			return -1;
+	} else if (server_route_add(&srv->srv_routes, &srv->srv_nroutes,
+	    &nrt) == -1)
+		return -1;
 	srv->srv_env.ce_roles |= 1u << route_role(flags);
-	/* The same path of the same kind and role: replaced. */
-	for (i = 0; i < srv->srv_nroutes; i++) {
-		rt = &srv->srv_routes[i];
-		if (strcmp(rt->rt_path, path) == 0 &&
-		    (rt->rt_flags & ROUTE_KIND) == (flags & ROUTE_KIND)) {
-			free(rt->rt_path);
-			free(rt->rt_allow);
-			*rt = nrt;
+	return 0;
+}
+
+/* Frees what a route holds (not the route). */
+static void
+server_route_free(struct route *rt)
+{
+	free(rt->rt_path);
+	free(rt->rt_allow);
+	if (rt->rt_pat != NULL) {
+		rpat_free(rt->rt_pat);
+		free(rt->rt_pat);
+	}
+}
+
+/*
+ * Adds nrt to the array *v of *n routes, in place of one of the same path,
+ * kind and role.  Returns 0, or -1 (nrt freed) when out of memory.
+ */
+static int
+server_route_add(struct route **v, size_t *n, struct route *nrt)
+{
+	struct route	*rt;
+	size_t		 i;
+
+	for (i = 0; i < *n; i++) {
+		rt = &(*v)[i];
+		if (strcmp(rt->rt_path, nrt->rt_path) == 0 &&
+		    (rt->rt_flags & ROUTE_KIND) ==
+		    (nrt->rt_flags & ROUTE_KIND)) {
+			server_route_free(rt);
+			*rt = *nrt;
 			return 0;
 		}
 	}
-	rt = realloc(srv->srv_routes, (srv->srv_nroutes + 1) * sizeof(*rt));
-	if (rt == NULL) {
-		free(nrt.rt_path);
-		free(nrt.rt_allow);
+	if ((rt = realloc(*v, (*n + 1) * sizeof(*rt))) == NULL) {
+		server_route_free(nrt);
 		return -1;
 	}
-	srv->srv_routes = rt;
-	rt[srv->srv_nroutes++] = nrt;
+	*v = rt;
+	rt[(*n)++] = *nrt;
 	return 0;
 }
 
@@ -296,6 +345,13 @@ evfcgi_route_body_limit(struct evfcgi_server *srv, const char *path,
 		    (srv->srv_routes[i].rt_flags & ROUTE_KIND) ==
 		    (flags & ROUTE_KIND)) {
 			srv->srv_routes[i].rt_body_max = max;
+			return 0;
+		}
+	for (i = 0; i < srv->srv_npats; i++)
+		if (strcmp(srv->srv_pats[i].rt_path, path) == 0 &&
+		    (srv->srv_pats[i].rt_flags & ROUTE_KIND) ==
+		    (flags & ROUTE_KIND)) {
+			srv->srv_pats[i].rt_body_max = max;
 			return 0;
 		}
 	return -1;
@@ -376,9 +432,11 @@ server_method_in(const char *allow, const char *m)
 
 /*
  * Fills rt for a request of role, path and method (conn_env's route): a
- * route of that role, exact, else the longest prefix, else (Responder)
- * the default; a method the route does not list gets its Allow value
- * instead of a handler.
+ * route of that role, exact, else the most specific pattern, else the
+ * longest prefix, else a pattern a raw path with %2F could match, else
+ * (Responder) the default; a method the route does not list gets its
+ * Allow value instead of a handler.  A pattern route's handler is
+ * server_pattern_dispatch(), which matches the raw path.
  */
 static void
 server_route(void *arg, const char *path, const char *method, int role,
@@ -401,6 +459,21 @@ server_route(void *arg, const char *path, const char *method, int role,
 		    strncmp(r->rt_path, path, r->rt_len) == 0)
 			best = r;
 	}
+	if (srv->srv_npats > 0 && (best == NULL ||
+	    (best->rt_flags & EVFCGI_ROUTE_PREFIX)) &&
+	    (r = server_pattern(srv, path, role, best)) != NULL) {
+		if (r->rt_allow != NULL && !server_method_in(r->rt_allow,
+		    method)) {
+			rt->rr_allow = r->rt_allow;
+			return;
+		}
+		rt->rr_fn = server_pattern_dispatch;
+		rt->rr_arg = r;
+		rt->rr_flags = r->rt_flags;
+		rt->rr_plen = 0;
+		rt->rr_body_max = r->rt_body_max;
+		return;
+	}
 	if (best == NULL) {
 		rt->rr_plen = 0;
 		if (role == EVFCGI_RESPONDER) {
@@ -419,6 +492,92 @@ server_route(void *arg, const char *path, const char *method, int role,
 	rt->rr_flags = best->rt_flags;
 	rt->rr_plen = best->rt_len;
 	rt->rr_body_max = best->rt_body_max;
+}
+
+/*
+ * The most specific pattern route of role matching the decoded path's
+ * segments, unless the prefix route that took it (or NULL) is more
+ * specific; else, without a prefix route, one that a raw path with %2F in
+ * a segment could match.  NULL: none.
+ */
+static struct route *
+server_pattern(struct evfcgi_server *srv, const char *path, int role,
+    const struct route *prefix)
+{
+	struct rseg	 segs[RPAT_MAX_SEGS];
+	struct route	*best = NULL, *p;
+	size_t		 i, whole = 0;
+	int		 n;
+
+	if ((n = rseg_split(path, segs, RPAT_MAX_SEGS)) <= 0)
+		return NULL;
+	for (i = 0; i < srv->srv_npats; i++) {
+		p = &srv->srv_pats[i];
+		if (route_role(p->rt_flags) == role &&
+		    rpat_match(p->rt_pat, segs, n, NULL) &&
+		    (best == NULL || rpat_cmp(p->rt_pat, best->rt_pat) > 0))
+			best = p;
+	}
+	if (best != NULL && prefix != NULL) {
+		/* "/a/b/" is "/a/b/{rest...}": 2 whole segments. */
+		for (i = 1; i < prefix->rt_len; i++)
+			whole += prefix->rt_path[i] == '/';
+		return rpat_lead(best->rt_pat) >= whole ? best : NULL;
+	}
+	for (i = 0; best == NULL && prefix == NULL && i < srv->srv_npats;
+	    i++) {
+		p = &srv->srv_pats[i];
+		if (route_role(p->rt_flags) == role &&
+		    rpat_match_loose(p->rt_pat, segs, n))
+			best = p;
+	}
+	return best;
+}
+
+/*
+ * A pattern route's handler: matches the raw path (split, then each
+ * segment decoded) against the patterns, records the parameters and runs
+ * the most specific route's handler.  The route chosen from the decoded
+ * path (arg) set how the body came; a raw path that matches no pattern,
+ * or one whose route takes its body otherwise, is answered 404, a method
+ * that route does not list 405.
+ */
+static void
+server_pattern_dispatch(struct evfcgi_req *r, void *arg)
+{
+	struct evfcgi_server	*srv = evfcgi_req_server(r);
+	const struct route	*chosen = arg, *best = NULL, *p;
+	struct rseg		 segs[RPAT_MAX_SEGS], vals[RPAT_MAX_SEGS];
+	struct reqdata		*d;
+	size_t			 i;
+	int			 n;
+
+	if ((d = reqdata_get(r)) == NULL) {
+		(void)evfcgi_respond_error(r, 503, "out of memory");
+		return;
+	}
+	n = reqdata_path_segs(r, d, segs, RPAT_MAX_SEGS);
+	for (i = 0; n > 0 && i < srv->srv_npats; i++) {
+		p = &srv->srv_pats[i];
+		if (route_role(p->rt_flags) == evfcgi_role(r) &&
+		    rpat_match(p->rt_pat, segs, n, NULL) &&
+		    (best == NULL || rpat_cmp(p->rt_pat, best->rt_pat) > 0))
+			best = p;
+	}
+	if (best == NULL || (best->rt_flags & EVFCGI_ROUTE_STREAM) !=
+	    (chosen->rt_flags & EVFCGI_ROUTE_STREAM)) {
+		(void)evfcgi_respond_error(r, 404, NULL);
+		return;
+	}
+	if (best->rt_allow != NULL && !server_method_in(best->rt_allow,
+	    evfcgi_method(r))) {
+		(void)evfcgi_header_add(r, "Allow", best->rt_allow);
+		(void)evfcgi_respond_error(r, 405, NULL);
+		return;
+	}
+	(void)rpat_match(best->rt_pat, segs, n, vals);
+	reqdata_path_set(d, best->rt_pat, vals);
+	best->rt_fn(r, best->rt_arg);
 }
 
 /* A connection closed (conn_env's closed): may resume accepting or exit. */

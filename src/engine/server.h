@@ -18,6 +18,7 @@
 #include "evfcgi.h"
 
 struct evconnlistener;
+struct rpat;
 
 struct route {
 	char		*rt_path;
@@ -27,6 +28,7 @@ struct route {
 	evfcgi_handler	 rt_fn;
 	void		*rt_arg;
 	uint64_t	 rt_body_max;	/* evfcgi_route_body_limit(), 0: none */
+	struct rpat	*rt_pat;	/* a pattern route's (srv_pats), or NULL */
 };
 
 struct listener {
@@ -54,6 +56,8 @@ struct evfcgi_server {
 	size_t			 srv_nlisteners;
 	struct route		*srv_routes;
 	size_t			 srv_nroutes;
+	struct route		*srv_pats;	/* routes with a pattern */
+	size_t			 srv_npats;
 	evfcgi_handler		 srv_default_fn;	/* no route took it */
 	void			*srv_default_arg;
 	int			 srv_accepting;	/* listeners enabled */
