@@ -869,6 +869,22 @@ int	evfcgi_range_parse(const char *h, uint64_t size, uint64_t *off,
  */
 int	evfcgi_send_file(struct evfcgi_req *req, int fd, const char *ctype);
 
+/*
+ * Runs srv in n processes (1 to 64) on the listeners bound so far, as
+ * evfcgid --workers runs the daemon: forks n workers, each running the
+ * loop with evfcgi_handle_signals(); the parent passes SIGTERM, SIGINT and
+ * SIGHUP on to them, replaces one that dies (at most once a second a
+ * slot), and after SIGTERM or SIGINT waits while they drain.  Call it in
+ * place of evfcgi_run(), the application's state set up before (each
+ * worker has its copy: what must be shared between them lives outside,
+ * in files or a database).  It returns in every process: in a worker
+ * when its loop ended (as evfcgi_run()), in the parent once every worker
+ * exited (0 when all exited 0, else -1); the application then frees srv
+ * and returns from main.  The parent's dispositions of the three signals
+ * are put back before it returns.  n 1 runs the loop here.
+ */
+int	evfcgi_run_workers(struct evfcgi_server *srv, int n);
+
 /* The loop srv runs on (the one evfcgi_server_new() was given or made). */
 struct event_base *evfcgi_server_base(struct evfcgi_server *srv);
 
