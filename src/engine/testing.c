@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +115,8 @@ t_params(struct evbuffer *b, const struct evfcgi_test_req *tr)
 			memcpy(name, "HTTP_", 5);
 			for (k = 0; tr->headers[i] + k < colon; k++)
 				name[5 + k] = tr->headers[i][k] == '-' ? '_' :
-				    (char)(tr->headers[i][k] & ~0x20);
+				    (char)toupper((unsigned char)
+				    tr->headers[i][k]);
 			name[5 + k] = '\0';
 		}
 		colon++;
