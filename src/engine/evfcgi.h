@@ -603,8 +603,14 @@ int	evfcgi_set_log(const char *ident, int level, evfcgi_log_fn fn,
  * first and each segment decoded after, so "%2F" is data inside its
  * segment; "." and ".." segments are resolved as nginx does.  An exact
  * route of the decoded path wins, then the most specific pattern (from
- * the left, a literal segment before {name} before {name...}), then the
- * longest prefix route, then the default handler.  A pattern route's
+ * the left, a literal segment before {name} before {name...}) or the
+ * longest prefix route where it is more specific (a prefix "/a/b/" is as
+ * specific as "/a/b/{rest...}"), then the default handler.  A method the
+ * route does not list is answered 405 with Allow.  The route is chosen as
+ * the request's params end, from the decoded path (how its body comes
+ * follows from it); its handler then matches the raw path: when the two
+ * differ (a %2F), the raw path's route runs if it takes its body the same
+ * way, else the request is answered 404.  A pattern route's
  * evfcgi_path_rest() is the whole path.  A route without a '{' costs
  * nothing more than before.
  */
