@@ -476,6 +476,10 @@ $(FUZZ_TYPED): fuzz/fuzz_%: fuzz/fuzz_%.c $(LIB_SRCS) $(HEADERS) | deps
 	clang -std=c11 -D_GNU_SOURCE -I. $(INC_engine) -g -O1 \
 		-fsanitize=fuzzer,address,undefined $(LIBEVENT_CFLAGS) -o $@ $< \
 		$(LIB_SRCS) $(LIBEVENT_LIBS)
+.PHONY: clean-fuzz-typed
+clean: clean-fuzz-typed
+clean-fuzz-typed:
+	rm -f $(FUZZ_TYPED)
 tests/bin/fuzz_replay_%: fuzz/fuzz_%.c fuzz/replay.c src/asan/libevfcgi.a \
 		$(HEADERS)
 	@mkdir -p tests/bin

@@ -5,7 +5,7 @@
  * changed):
  *
  *	DROPBOX_PASSWORD=secret examples/dropbox --listen 127.0.0.1:9000 \
- *	    --dir /srv/drop [--max-size BYTES]
+ *	    --dir /srv/drop [--max-size BYTES] [--workers N]
  *
  *	GET /				the list, with an upload form
  *	POST /upload			multipart, files in the field "file"
@@ -30,12 +30,9 @@
 
 #include "evfcgi.h"
 
-#define NSESSIONS	64
-
 static const char	*dir = ".", *password;
 static long long	 max_size = 50LL << 20;
-static char		 sessions[NSESSIONS][33];
-static int		 nsession;
+static int		 workers = 1;
 
 /* One upload in progress: the file being written, under a temporary name. */
 struct upload {
@@ -52,18 +49,18 @@ name_ok(const char *name)
 	    strchr(name, '/') == NULL && strlen(name) < 256;
 }
 
+/* Sessions are files (hidden from the list): every worker sees them. */
 static int
 logged_in(struct evfcgi_req *req)
 {
 	const char	*sid;
-	int		 i;
+	char		 path[4096];
 
-	if (evfcgi_cookie(req, "sid", &sid) != 1)
+	if (evfcgi_cookie(req, "sid", &sid) != 1 || strlen(sid) != 32 ||
+	    strspn(sid, "0123456789abcdef") != 32)
 		return 0;
-	for (i = 0; i < NSESSIONS; i++)
-		if (sessions[i][0] != '\0' && strcmp(sessions[i], sid) == 0)
-			return 1;
-	return 0;
+	snprintf(path, sizeof(path), "%s/.sid-%s", dir, sid);
+	return access(path, F_OK) == 0;
 }
 
 static void
@@ -143,21 +140,6 @@ api_files(struct evfcgi_req *req, void *arg)
 }
 
 static void
-get_file(struct evfcgi_req *req, void *arg)
-{
-	const char	*name = evfcgi_path_param(req, "name");
-	char		 path[4096];
-	int		 fd;
-
-	(void)arg;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (!name_ok(name) || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		evfcgi_respond_error(req, name_ok(name) ? 404 : 400, NULL);
-	else
-		evfcgi_send_file(req, fd, NULL);
-}
-
-static void
 delete_file(struct evfcgi_req *req, void *arg)
 {
 	const char	*name = evfcgi_path_param(req, "name");
@@ -179,12 +161,21 @@ delete_file(struct evfcgi_req *req, void *arg)
 }
 
 static void
-file_route(struct evfcgi_req *req, void *arg)
+get_file(struct evfcgi_req *req, void *arg)
 {
-	if (strcmp(evfcgi_method(req), "DELETE") == 0)
+	const char	*name = evfcgi_path_param(req, "name");
+	char		 path[4096];
+	int		 fd;
+
+	if (strcmp(evfcgi_method(req), "DELETE") == 0) {
 		delete_file(req, arg);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!name_ok(name) || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		evfcgi_respond_error(req, name_ok(name) ? 404 : 400, NULL);
 	else
-		get_file(req, arg);
+		evfcgi_send_file(req, fd, NULL);
 }
 
 static void
@@ -196,7 +187,8 @@ login(struct evfcgi_req *req, void *arg)
 	unsigned char			 rnd[16];
 	size_t				 i, n = strlen(password);
 	unsigned			 diff;
-	char				*s = sessions[nsession++ % NSESSIONS];
+	char				 s[33], path[4096];
+	int				 fd;
 
 	(void)arg;
 	if (evfcgi_form_value(req, "password", &pw) != 1) {
@@ -213,6 +205,12 @@ login(struct evfcgi_req *req, void *arg)
 	}
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(s + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(path, sizeof(path), "%s/.sid-%s", dir, s);
+	if ((fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == -1) {
+		evfcgi_respond_error(req, 500, NULL);
+		return;
+	}
+	close(fd);
 	evfcgi_set_cookie(req, "sid", s, &o);
 	see_other(req, "/");
 }
@@ -328,6 +326,8 @@ main(int argc, char **argv)
 			dir = argv[i + 1];
 		else if (strcmp(argv[i], "--max-size") == 0)
 			max_size = atoll(argv[i + 1]);
+		else if (strcmp(argv[i], "--workers") == 0)
+			workers = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--listen") == 0 && evfcgi_listen(srv,
 		    argv[i + 1], 0660, err, sizeof(err)) == 0)
 			nlisten++;
@@ -341,7 +341,7 @@ main(int argc, char **argv)
 	if (i != argc || nlisten == 0 || password == NULL ||
 	    *password == '\0' || max_size <= 0) {
 		fprintf(stderr, "usage: DROPBOX_PASSWORD=... dropbox --listen "
-		    "ADDR --dir DIR [--max-size BYTES]\n");
+		    "ADDR --dir DIR [--max-size BYTES] [--workers N]\n");
 		return 2;
 	}
 	evfcgi_route_methods(srv, "/", "GET", list_page, NULL);
@@ -349,12 +349,11 @@ main(int argc, char **argv)
 	evfcgi_route_methods(srv, "/login", "POST", login, NULL);
 	evfcgi_route_ex(srv, "/upload", EVFCGI_ROUTE_STREAM, "POST", upload,
 	    NULL);
-	evfcgi_route_methods(srv, "/files/{name}", "GET,DELETE", file_route,
+	evfcgi_route_methods(srv, "/files/{name}", "GET,DELETE", get_file,
 	    NULL);
 	evfcgi_route_methods(srv, "/files/{name}/delete", "POST", delete_file,
 	    "form");
-	evfcgi_handle_signals(srv);
-	evfcgi_run(srv);
+	i = evfcgi_run_workers(srv, workers);
 	evfcgi_server_free(srv);
-	return 0;
+	return i == 0 ? 0 : 1;
 }

@@ -210,6 +210,35 @@ START_TEST(core_method_allow)
 }
 END_TEST
 
+/* The harness passes headers as a web server does: HTTP_*, CONTENT_TYPE. */
+static void
+params(struct evfcgi_req *req, void *arg)
+{
+	const char	*a = evfcgi_param(req, "HTTP_X_A1_B");
+	const char	*t = evfcgi_param(req, "CONTENT_TYPE");
+
+	(void)arg;
+	evfcgi_header(req, 200, "text/plain", -1);
+	evfcgi_printf(req, "%s|%s|%s", a != NULL ? a : "-", t != NULL ? t :
+	    "-", evfcgi_param(req, "CONTENT_LENGTH"));
+	evfcgi_finish(req);
+}
+
+START_TEST(core_harness_params)
+{
+	static const char *const h[] = { "x-a1-b:  v 1", "Content-Type: t/x",
+	    NULL };
+	struct evfcgi_test_req	 tr = { .method = "POST", .uri = "/p",
+	    .headers = h, .body = "abc", .body_len = 3 };
+	struct evfcgi_test_resp	 resp;
+
+	ck_assert_int_eq(evfcgi_route(srv, "/p", params, NULL), 0);
+	ck_assert_int_eq(evfcgi_test_request(srv, &tr, &resp), 0);
+	ck_assert_str_eq(resp.body, "v 1|t/x|3");
+	evfcgi_test_free(&resp);
+}
+END_TEST
+
 /* Every prefix of a raw path splits or is refused, never more. */
 START_TEST(partial_prefixes)
 {
@@ -298,7 +327,7 @@ main(void)
 
 	suite_add_case(s, "core", setup, teardown, 0, core_compile_match,
 	    core_split_raw, core_specific_wins, core_served, core_precedence,
-	    core_method_allow, NULL);
+	    core_method_allow, core_harness_params, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0, partial_prefixes,
 	    partial_pattern_prefixes, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0, malformed_patterns,

@@ -648,8 +648,14 @@ int	evfcgi_set_log(const char *ident, int level, evfcgi_log_fn fn,
  * first and each segment decoded after, so "%2F" is data inside its
  * segment; "." and ".." segments are resolved as nginx does.  An exact
  * route of the decoded path wins, then the most specific pattern (from
- * the left, a literal segment before {name} before {name...}), then the
- * longest prefix route, then the default handler.  A pattern route's
+ * the left, a literal segment before {name} before {name...}) or the
+ * longest prefix route where it is more specific (a prefix "/a/b/" is as
+ * specific as "/a/b/{rest...}"), then the default handler.  A method the
+ * route does not list is answered 405 with Allow.  The route is chosen as
+ * the request's params end, from the decoded path (how its body comes
+ * follows from it); its handler then matches the raw path: when the two
+ * differ (a %2F), the raw path's route runs if it takes its body the same
+ * way, else the request is answered 404.  A pattern route's
  * evfcgi_path_rest() is the whole path.  A route without a '{' costs
  * nothing more than before.
  */
@@ -913,6 +919,22 @@ int	evfcgi_range_parse(const char *h, uint64_t size, uint64_t *off,
  * evfcgi_write_fd().  Not a regular file: 404.  Returns 0, or -1.
  */
 int	evfcgi_send_file(struct evfcgi_req *req, int fd, const char *ctype);
+
+/*
+ * Runs srv in n processes (1 to 64) on the listeners bound so far, as
+ * evfcgid --workers runs the daemon: forks n workers, each running the
+ * loop with evfcgi_handle_signals(); the parent passes SIGTERM, SIGINT and
+ * SIGHUP on to them, replaces one that dies (at most once a second a
+ * slot), and after SIGTERM or SIGINT waits while they drain.  Call it in
+ * place of evfcgi_run(), the application's state set up before (each
+ * worker has its copy: what must be shared between them lives outside,
+ * in files or a database).  It returns in every process: in a worker
+ * when its loop ended (as evfcgi_run()), in the parent once every worker
+ * exited (0 when all exited 0, else -1); the application then frees srv
+ * and returns from main.  The parent's dispositions of the three signals
+ * are put back before it returns.  n 1 runs the loop here.
+ */
+int	evfcgi_run_workers(struct evfcgi_server *srv, int n);
 
 /* The loop srv runs on (the one evfcgi_server_new() was given or made). */
 struct event_base *evfcgi_server_base(struct evfcgi_server *srv);

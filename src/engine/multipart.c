@@ -21,6 +21,7 @@
 #include "multipart.h"
 
 #define MP_MAX_PAD	64	/* spaces allowed after a delimiter */
+#define MP_AGAIN	-1	/* a state step: the machine goes on */
 
 static int	mp_is_bchar(int);
 static const char *mp_param(const char *, const char *, char *, size_t,
@@ -28,6 +29,10 @@ static const char *mp_param(const char *, const char *, char *, size_t,
 static int	mp_headers(struct mp *, size_t);
 static int	mp_data(struct mp *, struct evbuffer *, size_t);
 static int	mp_part_end(struct mp *);
+static int	mp_preamble(struct mp *, struct evbuffer *, size_t);
+static int	mp_after(struct mp *, struct evbuffer *, size_t);
+static int	mp_head(struct mp *, struct evbuffer *, size_t);
+static int	mp_body(struct mp *, struct evbuffer *, size_t);
 
 /* A boundary character (RFC 2046 5.1.1 bchars). */
 static int
@@ -273,127 +278,167 @@ mp_part_end(struct mp *m)
 	return m->m_ops->mo_end != NULL ? m->m_ops->mo_end(m, &m->m_part) : 0;
 }
 
+/* Before the first delimiter: what is not one is dropped. */
+static int
+mp_preamble(struct mp *m, struct evbuffer *in, size_t len)
+{
+	struct evbuffer_ptr	 p;
+	size_t			 want, k;
+
+	/* The first delimiter may open the body: no CRLF before it. */
+	if (!m->m_begun) {
+		want = m->m_dlen - 2;
+		k = len < want ? len : want;
+		if (k == 0)
+			return MP_MORE;
+		if (memcmp(evbuffer_pullup(in, (ev_ssize_t)k), m->m_delim + 2,
+		    k) == 0) {
+			if (k < want)
+				return MP_MORE;
+			evbuffer_drain(in, want);
+			m->m_state = MP_AFTER;
+			return MP_AGAIN;
+		}
+		m->m_begun = 1;
+	}
+	p = evbuffer_search(in, m->m_delim, m->m_dlen, NULL);
+	if (p.pos != -1) {
+		evbuffer_drain(in, (size_t)p.pos + m->m_dlen);
+		m->m_state = MP_AFTER;
+		return MP_AGAIN;
+	}
+	if (len >= m->m_dlen)
+		evbuffer_drain(in, len - (m->m_dlen - 1));
+	return MP_MORE;
+}
+
+/* After a delimiter: "--" closes the form, else padding, then CRLF. */
+static int
+mp_after(struct mp *m, struct evbuffer *in, size_t len)
+{
+	char	 two[2];
+
+	if (len < 2)
+		return MP_MORE;
+	evbuffer_copyout(in, two, 2);
+	if (two[0] == '-' && two[1] == '-') {
+		evbuffer_drain(in, 2);
+		m->m_state = MP_EPILOGUE;
+		return MP_END;
+	}
+	if (two[0] == ' ' || two[0] == '\t') {
+		if (++m->m_pad > MP_MAX_PAD)
+			return 400;
+		evbuffer_drain(in, 1);
+		return MP_AGAIN;
+	}
+	if (two[0] != '\r' || two[1] != '\n')
+		return 400;
+	evbuffer_drain(in, 2);
+	m->m_pad = 0;
+	m->m_scanned = 0;
+	m->m_state = MP_HEADERS;
+	return MP_AGAIN;
+}
+
+/* A part's header block, up to its blank line, searched once. */
+static int
+mp_head(struct mp *m, struct evbuffer *in, size_t len)
+{
+	struct evbuffer_ptr	 p, at;
+	char			 two[2];
+	size_t			 k;
+	int			 rc;
+
+	/* An empty block is its blank line alone. */
+	if (m->m_scanned == 0) {
+		if (len < 2)
+			return MP_MORE;
+		evbuffer_copyout(in, two, 2);
+		if (two[0] == '\r' && two[1] == '\n') {
+			evbuffer_drain(in, 2);
+			if ((rc = mp_headers(m, 0)) != 0)
+				return rc;
+			m->m_state = MP_DATA;
+			return MP_AGAIN;
+		}
+	}
+	/* Searched from where the last search stopped. */
+	at.pos = -1;
+	if (m->m_scanned > 3)
+		evbuffer_ptr_set(in, &at, m->m_scanned - 3, EVBUFFER_PTR_SET);
+	p = evbuffer_search(in, "\r\n\r\n", 4, at.pos == -1 ? NULL : &at);
+	if (p.pos == -1) {
+		m->m_scanned = len;
+		return len > m->m_lim.max_header ? 413 : MP_MORE;
+	}
+	k = (size_t)p.pos + 2;		/* the lines with their CRLFs */
+	if (k > m->m_lim.max_header)
+		return 413;
+	evbuffer_remove(in, m->m_hdr, k);
+	evbuffer_drain(in, 2);
+	if ((rc = mp_headers(m, k)) != 0)
+		return rc;
+	m->m_state = MP_DATA;
+	return MP_AGAIN;
+}
+
+/*
+ * A part's body: handed on up to the delimiter, or up to the last bytes
+ * that may begin one (they wait for the next feed).
+ */
+static int
+mp_body(struct mp *m, struct evbuffer *in, size_t len)
+{
+	struct evbuffer_ptr	 p;
+	int			 rc;
+
+	p = evbuffer_search(in, m->m_delim, m->m_dlen, NULL);
+	if (p.pos == -1) {
+		rc = mp_data(m, in, len >= m->m_dlen ?
+		    len - (m->m_dlen - 1) : 0);
+		if (rc != 0)
+			return rc == EVFCGI_MP_PAUSE ? MP_PAUSED : rc;
+		return MP_MORE;
+	}
+	/* Paused: the delimiter is found again after. */
+	if ((rc = mp_data(m, in, (size_t)p.pos)) != 0)
+		return rc == EVFCGI_MP_PAUSE ? MP_PAUSED : rc;
+	evbuffer_drain(in, m->m_dlen);
+	m->m_state = MP_AFTER;
+	rc = mp_part_end(m);
+	evbuffer_drain(m->m_field, evbuffer_get_length(m->m_field));
+	return rc != 0 ? rc : MP_AGAIN;
+}
+
 int
 mp_feed(struct mp *m, struct evbuffer *in)
 {
-	struct evbuffer_ptr	 p, at;
-	size_t			 len, want, k;
-	char			 two[2];
-	int			 rc;
+	size_t	 len;
+	int	 rc;
 
-	for (;;) {
+	do {
 		len = evbuffer_get_length(in);
 		switch (m->m_state) {
 		case MP_PREAMBLE:
-			/* The first delimiter may open the body: no CRLF. */
-			if (!m->m_begun) {
-				want = m->m_dlen - 2;
-				k = len < want ? len : want;
-				if (k == 0)
-					return MP_MORE;
-				if (memcmp(evbuffer_pullup(in, (ev_ssize_t)k),
-				    m->m_delim + 2, k) == 0) {
-					if (k < want)
-						return MP_MORE;
-					evbuffer_drain(in, want);
-					m->m_state = MP_AFTER;
-					break;
-				}
-				m->m_begun = 1;
-			}
-			p = evbuffer_search(in, m->m_delim, m->m_dlen, NULL);
-			if (p.pos != -1) {
-				evbuffer_drain(in, (size_t)p.pos + m->m_dlen);
-				m->m_state = MP_AFTER;
-				break;
-			}
-			if (len >= m->m_dlen)
-				evbuffer_drain(in, len - (m->m_dlen - 1));
-			return MP_MORE;
+			rc = mp_preamble(m, in, len);
+			break;
 		case MP_AFTER:
-			if (len < 2)
-				return MP_MORE;
-			evbuffer_copyout(in, two, 2);
-			if (two[0] == '-' && two[1] == '-') {
-				evbuffer_drain(in, 2);
-				m->m_state = MP_EPILOGUE;
-				return MP_END;
-			}
-			if (two[0] == ' ' || two[0] == '\t') {
-				if (++m->m_pad > MP_MAX_PAD)
-					return 400;
-				evbuffer_drain(in, 1);
-				break;
-			}
-			if (two[0] != '\r' || two[1] != '\n')
-				return 400;
-			evbuffer_drain(in, 2);
-			m->m_pad = 0;
-			m->m_scanned = 0;
-			m->m_state = MP_HEADERS;
+			rc = mp_after(m, in, len);
 			break;
 		case MP_HEADERS:
-			/* An empty block is its blank line alone. */
-			if (m->m_scanned == 0) {
-				if (len < 2)
-					return MP_MORE;
-				evbuffer_copyout(in, two, 2);
-				if (two[0] == '\r' && two[1] == '\n') {
-					evbuffer_drain(in, 2);
-					m->m_hdr[0] = '\0';
-					if ((rc = mp_headers(m, 0)) != 0)
-						return rc;
-					m->m_state = MP_DATA;
-					break;
-				}
-			}
-			/* Searched from where the last search stopped. */
-			at.pos = -1;
-			if (m->m_scanned > 3)
-				evbuffer_ptr_set(in, &at, m->m_scanned - 3,
-				    EVBUFFER_PTR_SET);
-			p = evbuffer_search(in, "\r\n\r\n", 4, at.pos == -1 ?
-			    NULL : &at);
-			if (p.pos == -1) {
-				m->m_scanned = len;
-				if (len > m->m_lim.max_header)
-					return 413;
-				return MP_MORE;
-			}
-			k = (size_t)p.pos + 2;	/* the lines with their CRLFs */
-			if (k > m->m_lim.max_header)
-				return 413;
-			evbuffer_remove(in, m->m_hdr, k);
-			evbuffer_drain(in, 2);
-			if ((rc = mp_headers(m, k)) != 0)
-				return rc;
-			m->m_state = MP_DATA;
+			rc = mp_head(m, in, len);
 			break;
 		case MP_DATA:
-			p = evbuffer_search(in, m->m_delim, m->m_dlen, NULL);
-			if (p.pos == -1) {
-				k = len >= m->m_dlen ? len - (m->m_dlen - 1) : 0;
-				if ((rc = mp_data(m, in, k)) != 0)
-					return rc == EVFCGI_MP_PAUSE ?
-					    MP_PAUSED : rc;
-				return MP_MORE;
-			}
-			/* Paused: the delimiter is found again after. */
-			if ((rc = mp_data(m, in, (size_t)p.pos)) != 0)
-				return rc == EVFCGI_MP_PAUSE ? MP_PAUSED : rc;
-			evbuffer_drain(in, m->m_dlen);
-			m->m_state = MP_AFTER;
-			rc = mp_part_end(m);
-			evbuffer_drain(m->m_field,
-			    evbuffer_get_length(m->m_field));
-			if (rc != 0)
-				return rc;
+			rc = mp_body(m, in, len);
 			break;
-		case MP_EPILOGUE:
+		default:	/* MP_EPILOGUE */
 			evbuffer_drain(in, len);
-			return MP_END;
+			rc = MP_END;
+			break;
 		}
-	}
+	} while (rc == MP_AGAIN);
+	return rc;
 }
 
 /* ---- The glue to a streamed request body. */

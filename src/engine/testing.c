@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ static void	t_readcb(evutil_socket_t, short, void *);
 static void	t_writecb(evutil_socket_t, short, void *);
 static void	t_timeoutcb(evutil_socket_t, short, void *);
 static int	t_parse(struct evfcgi_test_resp *, struct evbuffer *);
+static int	t_build(struct evbuffer *, const struct evfcgi_test_req *);
 
 /* Appends a record of type (request id 1) with len bytes, padded. */
 static int
@@ -114,7 +116,8 @@ t_params(struct evbuffer *b, const struct evfcgi_test_req *tr)
 			memcpy(name, "HTTP_", 5);
 			for (k = 0; tr->headers[i] + k < colon; k++)
 				name[5 + k] = tr->headers[i][k] == '-' ? '_' :
-				    (char)(tr->headers[i][k] & ~0x20);
+				    (char)toupper((unsigned char)
+				    tr->headers[i][k]);
 			name[5 + k] = '\0';
 		}
 		colon++;
@@ -248,6 +251,28 @@ t_parse(struct evfcgi_test_resp *resp, struct evbuffer *out)
 	return 0;
 }
 
+/* The request's records: BEGIN, PARAMS, STDIN in pieces of tr->chunk. */
+static int
+t_build(struct evbuffer *b, const struct evfcgi_test_req *tr)
+{
+	uint8_t		 begin[FCGI_HEADER_LEN + 8];
+	const uint8_t	*body = tr->body;
+	size_t		 off, n, chunk = tr->chunk;
+
+	if (chunk == 0 || chunk > FCGI_MAX_CONTENT)
+		chunk = FCGI_MAX_CONTENT;
+	fcgi_begin_encode(begin, 1, FCGI_RESPONDER, 0);
+	if (evbuffer_add(b, begin, sizeof(begin)) == -1 ||
+	    t_params(b, tr) == -1)
+		return -1;
+	for (off = 0; off < tr->body_len; off += n) {
+		n = tr->body_len - off < chunk ? tr->body_len - off : chunk;
+		if (t_record(b, FCGI_STDIN, body + off, n) == -1)
+			return -1;
+	}
+	return t_record(b, FCGI_STDIN, NULL, 0);
+}
+
 int
 evfcgi_test_request(struct evfcgi_server *srv,
     const struct evfcgi_test_req *tr, struct evfcgi_test_resp *resp)
@@ -256,14 +281,9 @@ evfcgi_test_request(struct evfcgi_server *srv,
 	struct tpeer		 t = { .t_fd = -1 };
 	struct event		*tev = NULL;
 	struct timeval		 tv;
-	uint8_t			 begin[FCGI_HEADER_LEN + 8];
-	const uint8_t		*body = tr->body;
-	size_t			 off, n, chunk = tr->chunk;
 	int			 sv[2], rc = -1, ms = tr->timeout_ms;
 
 	memset(resp, 0, sizeof(*resp));
-	if (chunk == 0 || chunk > FCGI_MAX_CONTENT)
-		chunk = FCGI_MAX_CONTENT;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
 	    sv) == -1)
 		return -1;
@@ -278,16 +298,7 @@ evfcgi_test_request(struct evfcgi_server *srv,
 	t.t_stdout = evbuffer_new();
 	if (t.t_out == NULL || t.t_in == NULL || t.t_stdout == NULL)
 		goto out;
-	fcgi_begin_encode(begin, 1, FCGI_RESPONDER, 0);
-	if (evbuffer_add(t.t_out, begin, sizeof(begin)) == -1 ||
-	    t_params(t.t_out, tr) == -1)
-		goto out;
-	for (off = 0; off < tr->body_len; off += n) {
-		n = tr->body_len - off < chunk ? tr->body_len - off : chunk;
-		if (t_record(t.t_out, FCGI_STDIN, body + off, n) == -1)
-			goto out;
-	}
-	if (t_record(t.t_out, FCGI_STDIN, NULL, 0) == -1)
+	if (t_build(t.t_out, tr) == -1)
 		goto out;
 	t.t_rev = event_new(base, t.t_fd, EV_READ | EV_PERSIST, t_readcb, &t);
 	t.t_wev = event_new(base, t.t_fd, EV_WRITE | EV_PERSIST, t_writecb,
