@@ -58,6 +58,20 @@ def _median(v):
     return v[(len(v) + 1) // 2 - 1]
 
 
+def _programs(pid):
+    """The CGI programs under evfcgid pid: its descendants but its
+    reapers (the programs' parents since issue 37), which are its own
+    children."""
+    ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid="],
+                        capture_output=True, text=True).stdout.split()
+    parent = dict(zip(ps[0::2], ps[1::2]))
+    children = {}
+    for p, pp in parent.items():
+        children.setdefault(pp, []).append(p)
+    reapers = children.get(str(pid), [])
+    return sum(len(children.get(r, [])) for r in reapers)
+
+
 def measure(env, cdir, warmup, path):
     """The measurements, as "name<TAB>value" lines in path."""
     cell = stacks.Cell(env, "evfcgid-cgi", "nginx", cdir)
@@ -89,8 +103,7 @@ def measure(env, cdir, warmup, path):
         for _ in range(5):
             rss1 = max(rss1, sampler.rss_kib(pid))
             time.sleep(1)
-        kids = len(subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)],
-                                  capture_output=True, text=True).stdout.split())
+        kids = _programs(pid)
         cell.wait_slow()
         nbytes = cell.slow_bytes()
         cell.clear_slow()
