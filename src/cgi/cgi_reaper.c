@@ -568,8 +568,15 @@ rp_request(struct rp_state *s)
 		break;
 	case RQ_LIFELINE:
 		if (fds[0] >= 0) {
-			if (s->s_life >= 0)
+			/*
+			 * A new engine process for this slot: the one before
+			 * is dead, whether its lifeline's end was seen yet or
+			 * not (both may come in one turn): its programs end.
+			 */
+			if (s->s_life >= 0) {
 				close(s->s_life);
+				rp_doom_all(s);
+			}
 			s->s_life = fds[0];
 			fds[0] = -1;
 		}
