@@ -135,6 +135,29 @@ check "reaper killed: the new reaper ($new) is not the old ($reaper)" \
 kill "$DAEMON"
 wait "$DAEMON" 2>/dev/null
 
+# --- Without /proc/PID/task/PID/children: said once at start. -----------
+# A mount namespace whose /proc is an empty tmpfs (no /proc, as in some
+# containers): leftovers outside a group cannot be found; one line says
+# so at start, also with 2 workers.  Before: nothing was said.
+if [ "$ROOT" -ne 0 ]; then
+	ok "# SKIP no /proc: needs root (unshare --mount)"
+elif ! unshare --mount true 2>/dev/null; then
+	ok "# SKIP no /proc: unshare --mount fails here"
+else
+	port=$(freeport)
+	LOG=$T/noproc.log
+	spawn unshare --mount sh -c 'mount -t tmpfs none /proc && exec "$@"' sh \
+		"$CGI_EVFCGID" --cgi --cgi-root "$WWW/cgi-bin" --listen "127.0.0.1:$port" \
+		--allow 127.0.0.1 --workers 2 2>"$LOG"
+	NOPROC=$SPAWNED
+	wait_port "127.0.0.1:$port"
+	# (A #! script cannot run there: its interpreter opens /dev/fd/3.)
+	n=$(grep -c 'no /proc/PID/task/PID/children' "$LOG")
+	check "no /proc: one line at start says leftovers are not ended ($n)" test "$n" = 1
+	kill "$NOPROC"
+	wait "$NOPROC" 2>/dev/null
+fi
+
 # --- A container: evfcgid is PID 1, nginx (started first) its child. ----
 if [ "$ROOT" -ne 0 ]; then
 	ok "# SKIP container case: needs root (unshare --pid --mount-proc)"
