@@ -47,7 +47,11 @@
 
 enum rq_type { RQ_SPAWN = 1, RQ_KILL, RQ_LIFELINE };
 
-/* Daemon to reaper; a spawn's fds: program, its dir, stdin, stdout, stderr, strings. */
+/*
+ * Daemon to reaper.  A spawn's descriptors: the program, its directory,
+ * its stdin, stdout and stderr ends, and the memfd of its strings unless
+ * they follow the request in the message.
+ */
 struct rq {
 	int	 rq_type;
 	int	 rq_sig;

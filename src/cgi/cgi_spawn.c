@@ -3,8 +3,9 @@
  * executable file), opened once and checked on its descriptor, and
  * starting it from that descriptor, in the reaper (cgi_reaper.c): vfork,
  * then in the child only what async-signal-safe calls can do before
- * fexecve() (the reaper is one thread, so nothing is held locked).  No shell in between, and no path
- * looked up again between the check and the run.
+ * fexecve() (the reaper is one thread, so nothing is held locked).  No
+ * shell in between, and no path looked up again between the check and
+ * the run.
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
