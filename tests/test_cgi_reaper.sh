@@ -9,7 +9,9 @@
 #   its child, nginx's master and workers survive 100 CGI requests through
 #   that nginx (before: 200, then 000: the sweep SIGKILLed nginx);
 # - what a program leaves outside its process group (setsid, a double
-#   fork) is still ended, in both.
+#   fork) is still ended, in both;
+# - a program that kills the reaper takes its siblings with it, and a new
+#   reaper serves the next request.
 # The container case needs root (unshare --pid); without it, skipped.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/http.sh"
@@ -82,6 +84,79 @@ check "inherited: the daemon logged no orphan ended but what programs left" \
 kill "$DAEMON"
 wait "$DAEMON" 2>/dev/null
 kill "$inherited" 2>/dev/null
+
+# --- A program kills the reaper (it runs as the programs' user). --------
+# The programs die with it (PR_SET_PDEATHSIG), their slots are freed, and
+# a new reaper takes its place: the next request is served.  Before: the
+# programs ran on unparented, and every request after got 503.
+cat >"$WWW/cgi-bin/hold.sh" <<'EOF'
+#!/bin/sh
+echo $$ >"$PIDFILE"
+exec sleep 1000
+EOF
+chmod 755 "$WWW/cgi-bin/hold.sh"
+# reaper_of PID: the reaper among PID's children.
+reaper_of() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = evfcgid-reaper ] && echo "$c"
+	done
+}
+port=$(freeport)
+LOG=$T/killed.log
+spawn "$CGI_EVFCGID" --cgi --cgi-root "$WWW/cgi-bin" --listen "127.0.0.1:$port" \
+	--allow 127.0.0.1 --cgi-max 2 2>"$LOG"
+DAEMON=$SPAWNED
+wait_port "127.0.0.1:$port"
+for i in 1 2; do
+	PIDFILE=$T/hold.$i SCRIPT_FILENAME=$WWW/cgi-bin/hold.sh \
+		timeout 30 cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null >/dev/null 2>&1 &
+	PIDS+=("$!")
+done
+held=()
+for i in 1 2; do
+	wait_file "$T/hold.$i" 5 && held+=("$(cat "$T/hold.$i")")
+done
+for p in "${held[@]}"; do cgi_own_pid "$p"; done
+reaper=$(reaper_of "$DAEMON")
+check "reaper killed: 2 programs run, and a reaper (${held[*]}; reaper $reaper)" \
+	eval '[ "${#held[@]}" = 2 ] && [ -n "$reaper" ]'
+kill -KILL $reaper
+check "reaper killed: its programs die with it (${held[*]})" wait_gone 3 "${held[@]}"
+check "reaper killed: a new one takes its place, logged" \
+	wait_for_line "$LOG" 'the process that parents the programs ended: [0-9]+ takes its place' 5
+got=$(SCRIPT_FILENAME=$WWW/cgi-bin/hello.sh REQUEST_METHOD=GET \
+	timeout 10 cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null 2>/dev/null)
+check "reaper killed: the next request is served ($(head -1 <<<"$got" | tr -d '\r'))" \
+	eval '[[ $got == *"hello from cgi"* ]]'
+new=$(reaper_of "$DAEMON")
+check "reaper killed: the new reaper ($new) is not the old ($reaper)" \
+	eval '[ -n "$new" ] && [ "$new" != "$reaper" ]'
+kill "$DAEMON"
+wait "$DAEMON" 2>/dev/null
+
+# --- Without /proc/PID/task/PID/children: said once at start. -----------
+# A mount namespace whose /proc is an empty tmpfs (no /proc, as in some
+# containers): leftovers outside a group cannot be found; one line says
+# so at start, also with 2 workers.  Before: nothing was said.
+if [ "$ROOT" -ne 0 ]; then
+	ok "# SKIP no /proc: needs root (unshare --mount)"
+elif ! unshare --mount true 2>/dev/null; then
+	ok "# SKIP no /proc: unshare --mount fails here"
+else
+	port=$(freeport)
+	LOG=$T/noproc.log
+	spawn unshare --mount sh -c 'mount -t tmpfs none /proc && exec "$@"' sh \
+		"$CGI_EVFCGID" --cgi --cgi-root "$WWW/cgi-bin" --listen "127.0.0.1:$port" \
+		--allow 127.0.0.1 --workers 2 2>"$LOG"
+	NOPROC=$SPAWNED
+	wait_port "127.0.0.1:$port"
+	# (A #! script cannot run there: its interpreter opens /dev/fd/3.)
+	n=$(grep -c 'no /proc/PID/task/PID/children' "$LOG")
+	check "no /proc: one line at start says leftovers are not ended ($n)" test "$n" = 1
+	kill "$NOPROC"
+	wait "$NOPROC" 2>/dev/null
+fi
 
 # --- A container: evfcgid is PID 1, nginx (started first) its child. ----
 if [ "$ROOT" -ne 0 ]; then

@@ -191,6 +191,50 @@ check "workers killed: their programs are ended within 5 s (${progs[*]})" \
 	wait_gone 5 "${progs[@]}"
 check "workers killed: the master replaced them and still serves" \
 	wait_until 5 eval '[ "$(who "127.0.0.1:$port" 1)" = "uid=65534 signal=no environ=no" ]'
+# The same when a replacement's lifeline reaches the reaper together with
+# the end of its predecessor's: the reapers stopped meanwhile (SIGSTOP),
+# then woken once both workers have been replaced.  Before: the new
+# lifeline replaced the old unseen, and the programs ran on.
+rm -f "$T"/pids/hold.*
+progs=()
+for i in 1 2 3 4; do
+	PIDFILE=$T/pids/hold.$i SCRIPT_FILENAME=$T/cgi-bin/hold.sh \
+		timeout 30 cgi-fcgi -bind -connect "127.0.0.1:$port" </dev/null >/dev/null 2>&1 &
+	PIDS+=("$!")
+done
+for i in 1 2 3 4; do
+	wait_file "$T/pids/hold.$i" 5 && progs+=("$(cat "$T/pids/hold.$i")")
+done
+for p in "${progs[@]}"; do
+	[[ $p =~ ^[0-9]+$ ]] && PIDS+=("$p")
+done
+reapers="" workers=""
+for c in $(pgrep -P "$pid"); do
+	if [ "$(cat "/proc/$c/comm")" = evfcgid-reaper ]; then
+		reapers="$reapers $c"
+	else
+		workers="$workers $c"
+	fi
+done
+# shellcheck disable=SC2086
+kill -STOP $reapers
+# shellcheck disable=SC2086
+kill -KILL $workers
+replaced() {
+	local c n=0
+	for c in $(pgrep -P "$pid"); do
+		[[ " $reapers $workers " == *" $c "* ]] || n=$((n + 1))
+	done
+	[ "$n" -ge 2 ]
+}
+check "workers killed, reapers stopped: the master replaced both workers" \
+	wait_until 10 replaced
+# The replacements attach to the reapers before their loop runs.
+sleep 0.5
+# shellcheck disable=SC2086
+kill -CONT $reapers
+check "workers killed, reapers woken after the replacements: the programs are ended within 5 s (${progs[*]})" \
+	wait_gone 5 "${progs[@]}"
 kill "$pid"
 wait "$pid" 2>/dev/null
 

@@ -40,6 +40,7 @@ static void	job_writecb(evutil_socket_t, short, void *);
 static void	cgi_reapcb(evutil_socket_t, short, void *);
 static void	cgi_sigchldcb(evutil_socket_t, short, void *);
 static int	cgi_reapers(struct cgi *, char *, size_t);
+static void	cgi_reaper_lost(struct cgi *);
 
 void
 cgi_config_default(struct cgi_config *cfg)
@@ -135,7 +136,7 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 static int
 cgi_reapers(struct cgi *cg, char *err, size_t errlen)
 {
-	struct reaper_conf	 rc;
+	struct reaper_conf	*rc = &cg->cg_rconf;
 	struct reaper_ev	 hello;
 	int			 i, n = cg->cg_cfg.c_reapers;
 
@@ -146,13 +147,13 @@ cgi_reapers(struct cgi *cg, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	rc.rc_uid = cg->cg_cfg.c_uid;
-	rc.rc_gid = cg->cg_cfg.c_gid;
-	rc.rc_apart = cg->cg_cfg.c_apart;
-	rc.rc_grace = cg->cg_cfg.c_grace;
-	rc.rc_nproc = (rlim_t)cg->cg_cfg.c_nproc;
+	rc->rc_uid = cg->cg_cfg.c_uid;
+	rc->rc_gid = cg->cg_cfg.c_gid;
+	rc->rc_apart = cg->cg_cfg.c_apart;
+	rc->rc_grace = cg->cg_cfg.c_grace;
+	rc->rc_nproc = (rlim_t)cg->cg_cfg.c_nproc;
 	for (i = 0; i < n; i++) {
-		if (reaper_start(&cg->cg_reapers[i], &rc, &hello) == -1) {
+		if (reaper_start(&cg->cg_reapers[i], rc, &hello) == -1) {
 			snprintf(err, errlen, "cannot start the process that "
 			    "parents the CGI programs: %s", strerror(errno));
 			return -1;
@@ -697,17 +698,20 @@ cgi_sigchld_on(struct cgi *cg)
 		return 0;
 	if (cg->cg_reaper == NULL)
 		return -1;
-	if ((cg->cg_sigchld = evsignal_new(cg->cg_base, SIGCHLD,
-	    cgi_sigchldcb, cg)) == NULL ||
-	    evsignal_add(cg->cg_sigchld, NULL) == -1 ||
-	    (cg->cg_reapev = event_new(cg->cg_base, cg->cg_reaper->r_ev,
-	    EV_READ | EV_PERSIST, cgi_reapcb, cg)) == NULL ||
-	    event_add(cg->cg_reapev, NULL) == -1) {
+	if (cg->cg_sigchld == NULL && ((cg->cg_sigchld = evsignal_new(
+	    cg->cg_base, SIGCHLD, cgi_sigchldcb, cg)) == NULL ||
+	    evsignal_add(cg->cg_sigchld, NULL) == -1)) {
 		if (cg->cg_sigchld != NULL)
 			event_free(cg->cg_sigchld);
+		cg->cg_sigchld = NULL;
+		return -1;
+	}
+	if ((cg->cg_reapev = event_new(cg->cg_base, cg->cg_reaper->r_ev,
+	    EV_READ | EV_PERSIST, cgi_reapcb, cg)) == NULL ||
+	    event_add(cg->cg_reapev, NULL) == -1) {
 		if (cg->cg_reapev != NULL)
 			event_free(cg->cg_reapev);
-		cg->cg_sigchld = cg->cg_reapev = NULL;
+		cg->cg_reapev = NULL;
 		return -1;
 	}
 	return 0;
@@ -732,6 +736,43 @@ cgi_sigchldcb(evutil_socket_t fd, short what, void *arg)
 			    "(%d) ended (status %d)", (int)pid, st);
 }
 
+/*
+ * The reaper is gone (killed: a program of the daemon's user can): its
+ * programs died with it (PR_SET_PDEATHSIG), so their slots are free, and
+ * a new reaper takes its place, forked by this process, which runs as the
+ * programs' user.  Under --cgi-user the reaper kept root, which is gone
+ * here, but no program could signal it: then programs no longer start.
+ */
+static void
+cgi_reaper_lost(struct cgi *cg)
+{
+	struct cgi_child	*ch;
+	struct reaper_ev	 hello;
+
+	event_free(cg->cg_reapev);
+	cg->cg_reapev = NULL;
+	reaper_close(cg->cg_reaper);
+	while ((ch = TAILQ_FIRST(&cg->cg_children)) != NULL) {
+		cgi_io_stderr(ch, 1);
+		log_warn("cgi %s[%d]: ended with the process that parented it",
+		    ch->ch_name, (int)ch->ch_pid);
+		if (ch->ch_job != NULL)
+			ch->ch_job->j_child = NULL;
+		cgi_child_free(ch);
+	}
+	if (cg->cg_rconf.rc_apart ||
+	    reaper_start(cg->cg_reaper, &cg->cg_rconf, &hello) == -1 ||
+	    reaper_attach(cg->cg_reaper) == -1) {
+		log_err("cgi: the process that parents the programs is gone, "
+		    "and no other could be started: no program can start");
+		reaper_close(cg->cg_reaper);
+		cg->cg_reaper = NULL;
+		return;
+	}
+	log_warn("cgi: the process that parents the programs ended: %d "
+	    "takes its place", (int)cg->cg_reaper->r_pid);
+}
+
 /* What the reaper says: a program ended (its slot goes to who waits). */
 static void
 cgi_reapcb(evutil_socket_t fd, short what, void *arg)
@@ -746,11 +787,7 @@ cgi_reapcb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	while (n++ < 256 && (rc = reaper_read(cg->cg_reaper, &ev)) != 0) {
 		if (rc == -1) {
-			log_err("cgi: the process that parents the programs "
-			    "is gone: no program can start");
-			event_del(cg->cg_reapev);
-			reaper_close(cg->cg_reaper);
-			cg->cg_reaper = NULL;
+			cgi_reaper_lost(cg);
 			break;
 		}
 		if (ev.ev_type == RE_ORPHANS) {

@@ -48,6 +48,7 @@ struct cgi {
 	struct cgi_reaper	*cg_reapers;	/* one per worker slot */
 	int			 cg_nreapers;
 	struct cgi_reaper	*cg_reaper;	/* this process's */
+	struct reaper_conf	 cg_rconf;	/* how they were started */
 	struct event		*cg_reapev;	/* its events */
 	TAILQ_HEAD(, cgi_child)	 cg_children;
 	size_t			 cg_nchildren;	/* not reaped yet */

@@ -47,7 +47,11 @@
 
 enum rq_type { RQ_SPAWN = 1, RQ_KILL, RQ_LIFELINE };
 
-/* Daemon to reaper; a spawn's fds: program, its dir, stdin, stdout, stderr, strings. */
+/*
+ * Daemon to reaper.  A spawn's descriptors: the program, its directory,
+ * its stdin, stdout and stderr ends, and the memfd of its strings unless
+ * they follow the request in the message.
+ */
 struct rq {
 	int	 rq_type;
 	int	 rq_sig;
@@ -93,6 +97,8 @@ struct rp_state {
 };
 
 static void	reaper_main(struct rp_state *) __attribute__((noreturn));
+static void	rp_init(struct rp_state *);
+static int	rp_timeout(struct rp_state *);
 static void	rp_drop(uid_t, gid_t);
 static void	rp_request(struct rp_state *);
 static void	rp_spawn(struct rp_state *, const struct rq *, const char *,
@@ -568,8 +574,15 @@ rp_request(struct rp_state *s)
 		break;
 	case RQ_LIFELINE:
 		if (fds[0] >= 0) {
-			if (s->s_life >= 0)
+			/*
+			 * A new engine process for this slot: the one before
+			 * is dead, whether its lifeline's end was seen yet or
+			 * not (both may come in one turn): its programs end.
+			 */
+			if (s->s_life >= 0) {
 				close(s->s_life);
+				rp_doom_all(s);
+			}
 			s->s_life = fds[0];
 			fds[0] = -1;
 		}
@@ -654,22 +667,20 @@ rp_reap(struct rp_state *s)
 	}
 }
 
+/*
+ * The reaper's start: nothing of the daemon's kept (its sockets, fd 0
+ * may be one; its log), signals its own, not dumpable, the subreaper;
+ * its HELLO says what it could set up.  Exits if it cannot wait for
+ * SIGCHLD.
+ */
 static void
-reaper_main(struct rp_state *s)
+rp_init(struct rp_state *s)
 {
 	struct reaper_ev	 hello;
-	struct signalfd_siginfo	 si;
-	struct pollfd		 pfd[4];
-	struct timespec		 now;
 	sigset_t		 set;
-	size_t			 i;
-	int			 fd, hi, t, nfd, k;
-	char			 c;
+	int			 fd, hi, i;
 
-	/*
-	 * Nothing of the daemon's: its sockets (fd 0 may be one), its log
-	 * are not the reaper's.  stderr stays, for its last words.
-	 */
+	/* stderr stays, for its last words. */
 	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
 		(void)dup2(fd, 0);
 		(void)dup2(fd, 1);
@@ -687,7 +698,7 @@ reaper_main(struct rp_state *s)
 			(void)close(fd);
 	for (i = 1; i < NSIG; i++)
 		if (i != SIGKILL && i != SIGSTOP && i != SIGCHLD)
-			(void)signal((int)i, i == SIGPIPE || i == SIGHUP ||
+			(void)signal(i, i == SIGPIPE || i == SIGHUP ||
 			    i == SIGINT || i == SIGTERM ? SIG_IGN : SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -706,6 +717,44 @@ reaper_main(struct rp_state *s)
 	if ((s->s_sig = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
 		_exit(1);
 	rp_send(s, &hello);
+}
+
+/*
+ * The milliseconds poll() may wait: until the doomed programs' SIGKILL
+ * (sent here once it is due), else -1.
+ */
+static int
+rp_timeout(struct rp_state *s)
+{
+	struct timespec	 now;
+	size_t		 i;
+	int		 t;
+
+	if (!s->s_dooming)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t = (int)((s->s_deadline.tv_sec - now.tv_sec) * 1000 +
+	    (s->s_deadline.tv_nsec - now.tv_nsec) / 1000000);
+	if (t > 0)
+		return t;
+	for (i = 0; i < s->s_n; i++)
+		if (s->s_progs[i].pg_doomed && kill(-s->s_progs[i].pg_pid,
+		    SIGKILL) == -1 && errno == ESRCH)
+			(void)kill(s->s_progs[i].pg_pid, SIGKILL);
+	s->s_dooming = 0;
+	return -1;
+}
+
+/* The reaper's loop: exits once the daemon is gone and all is reaped. */
+static void
+reaper_main(struct rp_state *s)
+{
+	struct signalfd_siginfo	 si;
+	struct pollfd		 pfd[4];
+	int			 nfd, k;
+	char			 c;
+
+	rp_init(s);
 	for (;;) {
 		if (s->s_ctl < 0 && s->s_n == 0)
 			_exit(0);
@@ -724,23 +773,7 @@ reaper_main(struct rp_state *s)
 			pfd[nfd].fd = s->s_ev;
 			pfd[nfd++].events = POLLOUT;
 		}
-		t = -1;
-		if (s->s_dooming) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			t = (int)((s->s_deadline.tv_sec - now.tv_sec) * 1000 +
-			    (s->s_deadline.tv_nsec - now.tv_nsec) / 1000000);
-			if (t <= 0) {
-				for (i = 0; i < s->s_n; i++)
-					if (s->s_progs[i].pg_doomed &&
-					    kill(-s->s_progs[i].pg_pid,
-					    SIGKILL) == -1 && errno == ESRCH)
-						(void)kill(s->s_progs[i].pg_pid,
-						    SIGKILL);
-				s->s_dooming = 0;
-				t = -1;
-			}
-		}
-		if (poll(pfd, (nfds_t)nfd, t) == -1) {
+		if (poll(pfd, (nfds_t)nfd, rp_timeout(s)) == -1) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);

@@ -3,10 +3,12 @@
  * executable file), opened once and checked on its descriptor, and
  * starting it from that descriptor, in the reaper (cgi_reaper.c): vfork,
  * then in the child only what async-signal-safe calls can do before
- * fexecve() (the reaper is one thread, so nothing is held locked).  No shell in between, and no path
- * looked up again between the check and the run.
+ * fexecve() (the reaper is one thread, so nothing is held locked).  No
+ * shell in between, and no path looked up again between the check and
+ * the run.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -49,6 +51,8 @@ static void	child_run(int, int, int, char *const[], char *const[],
  */
 static int	have_openat2 = -1;
 static int	have_faccessat2 = -1;
+/* The reaper's pid, for its vfork children to check it still runs. */
+static pid_t	spawn_parent;
 
 /* openat2 of rel beneath dirfd, no link on the way; -1 with errno. */
 static int
@@ -330,6 +334,14 @@ child_run(int prog, int dir, int script, char *const argv[],
 		if (setrlimit(RLIMIT_NPROC, &rl) == -1)
 			_exit(127);
 	}
+	/*
+	 * It dies with the reaper (a program of its user that kills the
+	 * reaper takes its siblings with it, none runs on unparented).  Set
+	 * after the change of user, which clears it.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != spawn_parent)
+		_exit(127);
 	for (i = 0; i < 3; i++)
 		if ((fds[i] = child_fd_high(pipes[i])) == -1)
 			_exit(127);
@@ -372,6 +384,7 @@ cgi_spawn_fds(int prog, int dir, int script, char *const argv[],
 	/* No handler of ours may run in the child before it resets them. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
+	spawn_parent = getpid();
 	/*
 	 * vfork: the child only resets signals, moves descriptors, changes
 	 * directory and execs (its own frame; nothing of ours it changes is
