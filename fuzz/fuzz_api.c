@@ -39,7 +39,9 @@
  *   new                a new connection (the old one closed)
  *   loop [N]           N turns of the loop (1)
  *   drain | deadline   evfcgi_drain(), the drain's deadline now
- *   errpage M          the error page maker: 0 none, 1 good, 2 CR LF in
+ *   default [0]        the handler takes every path no route takes
+ *                      (0: the engine's 404 again)
+ *   errpage M          the error page maker: 0 the engine's, 1 good, 2 CR LF in
  *                      its ctype, 3 an overlong ctype, 4 returns -1,
  *                      5 returns more than size, 6 reads req, 7 empty
  *   app ID ACTIONS     ACTIONS on the request ID the application holds
@@ -525,10 +527,11 @@ loop_once(void)
 	event_base_loop(fz->base, EVLOOP_NONBLOCK);
 }
 
-/* One turn of the loop, then the peer writes and reads as it may. */
+/* The peer writes, the loop turns once, the peer writes and reads. */
 static void
 turn(void)
 {
+	peer_flush();
 	loop_once();
 	peer_flush();
 	if (fz->autoread)
@@ -959,6 +962,8 @@ error_page(struct evfcgi_req *req, int status, const char *detail,
 		mode = 1;
 #endif
 	switch (mode) {
+	case 0:
+		return -1;
 	case 2:
 		*ctype = "text/html\r\nX-Injected: 1";
 		return snprintf(buf, size, "%d\n", status);
@@ -1246,6 +1251,9 @@ step(char **w, int nw)
 		evfcgi_drain(fz->srv);
 	else if (strcmp(w[0], "deadline") == 0)
 		drain_deadline();
+	else if (strcmp(w[0], "default") == 0)
+		evfcgi_route_default(fz->srv, num(nw > 1 ? w[1] : NULL, 1, 1) ?
+		    handler : NULL, NULL);
 	else if (strcmp(w[0], "errpage") == 0)
 		fz->errpage = (int)num(nw > 1 ? w[1] : NULL, 0, 7);
 	else if (strcmp(w[0], "app") == 0 && nw > 2) {
