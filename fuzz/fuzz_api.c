@@ -32,14 +32,18 @@
  *   rec TYPE ID [TEXT] a record of any type
  *   bytes TEXT         raw bytes
  *   shut               half-close (SHUT_WR)
- *   read N             read at most N bytes now
+ *   read N             read at most N bytes now (the current connection)
  *   hold | auto        stop reading | read all after every step (default)
  *   reset | close      close the peer's end with unread data (the engine
  *                      sees ECONNRESET) or plainly
  *   new                a new connection (the old one closed)
+ *   conn N             the steps go to connection N (0-2; opened if
+ *                      closed); the others stay as they are
  *   loop [N]           N turns of the loop (1)
  *   drain | deadline   evfcgi_drain(), the drain's deadline now
- *   errpage M          the error page maker: 0 none, 1 good, 2 CR LF in
+ *   default [0]        the handler takes every path no route takes
+ *                      (0: the engine's 404 again)
+ *   errpage M          the error page maker: 0 the engine's, 1 good, 2 CR LF in
  *                      its ctype, 3 an overlong ctype, 4 returns -1,
  *                      5 returns more than size, 6 reads req, 7 empty
  *   app ID ACTIONS     ACTIONS on the request ID the application holds
@@ -73,14 +77,17 @@
  * most one END_REQUEST per BEGIN, nothing after it); STDOUT's header
  * block holds at most one Content-Length and the body never passes it,
  * meets it at END_REQUEST (none for HEAD, 1xx, 204, 304); no header line
- * the application could not have asked for (X-Injected).  In a handler:
+ * the application could not have asked for (X-Injected); no connection
+ * left open past the drain's deadline (an answer owed is cut by a reset
+ * before evfcgi_run() returns).  In a handler:
  * evfcgi_param() and evfcgi_method() read every name as evfcgi_param_next()
  * gives it.  Callbacks run only for a request the application holds.
  *
  * FUZZ_SKIP_KNOWN (-D): leaves out what reaches the known bugs of issue
  * 35, to check the rest of the harness; FUZZ_SKIP_ITEMn one of them: 1
- * abort callbacks that answer, 2 bad error page ctypes, 5 names shorter
- * than 9 bytes on an authorizer, 6 param names holding a NUL.
+ * abort callbacks that answer, 2 bad error page ctypes, 4 connections
+ * left open at the drain's deadline, 5 names shorter than 9 bytes on an
+ * authorizer, 6 param names or values holding a NUL.
  * FUZZ_API_LOG in the environment: the engine's log on stderr;
  * FUZZ_API_TRACE: each record the peer reads.
  */
@@ -109,6 +116,7 @@
 #ifdef FUZZ_SKIP_KNOWN
 #define FUZZ_SKIP_ITEM1
 #define FUZZ_SKIP_ITEM2
+#define FUZZ_SKIP_ITEM4
 #define FUZZ_SKIP_ITEM5
 #define FUZZ_SKIP_ITEM6
 #endif
@@ -123,6 +131,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 #define MAX_PARAMS	8192		/* pending PARAMS bytes per id */
 #define INBUF		(1 << 18)
 #define MAX_FD		256		/* descriptors watched for leaks */
+#define NPEERS		3		/* connections at once */
 
 /* Aborts with the line that found the violation. */
 #define CHECK(cond, ...) do {						\
@@ -175,29 +184,35 @@ struct slot {
 	unsigned		 id;		/* its FUZZ_ID param, 0: none */
 };
 
+/* One connection, the web server's end. */
+struct peer {
+	int			 fd;		/* -1: closed */
+	int			 eof;
+	struct evbuffer		*out;		/* to send, not written yet */
+	struct evbuffer		*sent;		/* sent, not parsed yet */
+	int			 sent_bad;	/* our own stream is malformed */
+	size_t			 inlen;
+	size_t			 nids;
+	uint8_t			 in[INBUF];
+	struct idst		 ids[MAX_IDS];
+};
+
 /* The whole state of one input. */
 struct fz {
 	struct event_base	*base;
 	struct evfcgi_server	*srv;
 	struct evfcgi_limits	 lim;
-	int			 fd;		/* the peer's end, -1: closed */
-	int			 eof;
+	struct peer		*p;		/* the one the steps act on */
 	int			 autoread;
 	int			 freed;
-	struct evbuffer		*out;		/* to send, not written yet */
-	struct evbuffer		*sent;		/* sent, not parsed yet */
-	int			 sent_bad;	/* our own stream is malformed */
 	int			 errpage;
 	long			 refs_out;	/* write_ref_free not freed yet */
 	int			 fd_floor;	/* lowest free fd at the start */
 	int			 fd_top;	/* highest fd made */
 	uint8_t			 fd_open[MAX_FD];	/* open at the start */
-	size_t			 inlen;
-	size_t			 nids;
 	/* Not cleared for each input: */
-	uint8_t			 in[INBUF];
-	struct idst		 ids[MAX_IDS];
 	struct slot		 slots[MAX_SLOTS];
+	struct peer		 peers[NPEERS];
 };
 
 static struct fz	*fz;
@@ -208,22 +223,22 @@ static int		 trace;		/* FUZZ_API_TRACE: records read */
 static void	run_actions(struct slot *, const char *);
 static const char *fd_name(int);
 
-/* Returns the state of id on the current connection, made if new; NULL
-   when MAX_IDS are tracked already. */
+/* Returns the state of id on pe, made if new; NULL when MAX_IDS are
+   tracked already. */
 static struct idst *
-id_get(uint16_t id)
+id_get(struct peer *pe, uint16_t id)
 {
 	size_t	 i;
 
-	for (i = 0; i < fz->nids; i++)
-		if (fz->ids[i].id == id)
-			return &fz->ids[i];
-	if (fz->nids == MAX_IDS)
+	for (i = 0; i < pe->nids; i++)
+		if (pe->ids[i].id == id)
+			return &pe->ids[i];
+	if (pe->nids == MAX_IDS)
 		return NULL;
-	memset(&fz->ids[fz->nids], 0, sizeof(fz->ids[0]));
-	fz->ids[fz->nids].id = id;
-	fz->ids[fz->nids].clen = -1;
-	return &fz->ids[fz->nids++];
+	memset(&pe->ids[pe->nids], 0, sizeof(pe->ids[0]));
+	pe->ids[pe->nids].id = id;
+	pe->ids[pe->nids].clen = -1;
+	return &pe->ids[pe->nids++];
 }
 
 static void
@@ -258,7 +273,7 @@ sent_method(struct idst *st)
  * BEGIN_REQUEST records and keeps its PARAMS for the method.
  */
 static void
-sent_parse(void)
+sent_parse(struct peer *pe)
 {
 	struct fcgi_record	 rec;
 	struct idst		*st;
@@ -266,16 +281,16 @@ sent_parse(void)
 	size_t			 len;
 	uint8_t			*p;
 
-	while (!fz->sent_bad && (len = evbuffer_get_length(fz->sent)) > 0) {
-		p = evbuffer_pullup(fz->sent, -1);
+	while (!pe->sent_bad && (len = evbuffer_get_length(pe->sent)) > 0) {
+		p = evbuffer_pullup(pe->sent, -1);
 		if ((n = fcgi_parse(p, len, &rec)) == 0)
 			return;
 		if (n < 0) {
-			fz->sent_bad = 1;
+			pe->sent_bad = 1;
 			return;
 		}
 		if (rec.hdr.request_id != 0 && rec.hdr.type != FCGI_GET_VALUES &&
-		    (st = id_get(rec.hdr.request_id)) != NULL) {
+		    (st = id_get(pe, rec.hdr.request_id)) != NULL) {
 			if (rec.hdr.type == FCGI_BEGIN_REQUEST) {
 				/* After a cut (no END_REQUEST) the engine may
 				   serve the id again: two header blocks. */
@@ -305,19 +320,19 @@ sent_parse(void)
 				}
 			}
 		}
-		evbuffer_drain(fz->sent, (size_t)n);
+		evbuffer_drain(pe->sent, (size_t)n);
 	}
 }
 
-/* Queues bytes for the peer to send. */
+/* Queues bytes for the current peer to send. */
 static void
 send_bytes(const void *p, size_t len)
 {
-	if (fz->fd == -1)
+	if (fz->p->fd == -1)
 		return;
-	evbuffer_add(fz->out, p, len);
-	evbuffer_add(fz->sent, p, len);
-	sent_parse();
+	evbuffer_add(fz->p->out, p, len);
+	evbuffer_add(fz->p->sent, p, len);
+	sent_parse(fz->p);
 }
 
 /* Queues one record, framed by the project's record writer. */
@@ -340,15 +355,16 @@ send_rec(uint8_t type, uint16_t id, const void *p, size_t len)
 	evbuffer_free(b);
 }
 
-/* Writes what waits to the socket, as much as it takes. */
+/* Each peer writes what waits to its socket, as much as it takes. */
 static void
 peer_flush(void)
 {
-	if (fz->fd == -1)
-		return;
-	while (evbuffer_get_length(fz->out) > 0)
-		if (evbuffer_write(fz->out, fz->fd) <= 0)
-			break;
+	struct peer	*pe;
+
+	for (pe = fz->peers; pe < fz->peers + NPEERS; pe++)
+		while (pe->fd != -1 && evbuffer_get_length(pe->out) > 0)
+			if (evbuffer_write(pe->out, pe->fd) <= 0)
+				break;
 }
 
 /* ---- What the peer reads, and the invariants ---------------------- */
@@ -447,9 +463,9 @@ got_end(struct idst *st, const struct fcgi_record *rec)
 	st->body = 0;
 }
 
-/* One record the peer read. */
+/* One record pe read. */
 static void
-got_rec(const struct fcgi_record *rec)
+got_rec(struct peer *pe, const struct fcgi_record *rec)
 {
 	struct idst	*st;
 	unsigned	 t = rec->hdr.type;
@@ -468,7 +484,7 @@ got_rec(const struct fcgi_record *rec)
 		return;	/* answers GET_VALUES or a type sent with an id */
 	CHECK(t == FCGI_STDOUT || t == FCGI_STDERR || t == FCGI_END_REQUEST,
 	    "a record of type %u from the engine", t);
-	if ((st = id_get(rec->hdr.request_id)) == NULL)
+	if ((st = id_get(pe, rec->hdr.request_id)) == NULL)
 		return;
 	CHECK(st->ends < st->begins, "id %u: %s with no request open (%u "
 	    "BEGIN, %u END)", st->id, fcgi_type_name(t), st->begins,
@@ -479,33 +495,33 @@ got_rec(const struct fcgi_record *rec)
 		got_end(st, rec);
 }
 
-/* Reads at most max bytes (0: all there is) and checks each record. */
+/* pe reads at most max bytes (0: all there is) and checks each record. */
 static void
-peer_read(size_t max)
+peer_read(struct peer *pe, size_t max)
 {
 	struct fcgi_record	 rec;
 	size_t			 got = 0, off, want;
 	ssize_t			 n;
 
-	while (fz->fd != -1 && !fz->eof && (max == 0 || got < max)) {
-		want = INBUF - fz->inlen;
+	while (pe->fd != -1 && !pe->eof && (max == 0 || got < max)) {
+		want = INBUF - pe->inlen;
 		if (max > 0 && want > max - got)
 			want = max - got;
 		if (want == 0)
 			abort();	/* a record larger than INBUF */
-		n = read(fz->fd, fz->in + fz->inlen, want);
+		n = read(pe->fd, pe->in + pe->inlen, want);
 		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
-			fz->eof = 1;
+			pe->eof = 1;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
-		fz->inlen += (size_t)n;
-		for (off = 0; (n = fcgi_parse(fz->in + off, fz->inlen - off,
+		pe->inlen += (size_t)n;
+		for (off = 0; (n = fcgi_parse(pe->in + off, pe->inlen - off,
 		    &rec)) > 0; off += (size_t)n)
-			got_rec(&rec);
+			got_rec(pe, &rec);
 		CHECK(n == 0, "the engine sent a malformed record");
-		memmove(fz->in, fz->in + off, fz->inlen - off);
-		fz->inlen -= off;
+		memmove(pe->in, pe->in + off, pe->inlen - off);
+		pe->inlen -= off;
 	}
 }
 
@@ -525,14 +541,17 @@ loop_once(void)
 	event_base_loop(fz->base, EVLOOP_NONBLOCK);
 }
 
-/* One turn of the loop, then the peer writes and reads as it may. */
+/* The peer writes, the loop turns once, the peer writes and reads. */
 static void
 turn(void)
 {
+	struct peer	*pe;
+
+	peer_flush();
 	loop_once();
 	peer_flush();
-	if (fz->autoread)
-		peer_read(0);
+	for (pe = fz->peers; pe < fz->peers + NPEERS && fz->autoread; pe++)
+		peer_read(pe, 0);
 }
 
 /* ---- The application ---------------------------------------------- */
@@ -959,6 +978,8 @@ error_page(struct evfcgi_req *req, int status, const char *detail,
 		mode = 1;
 #endif
 	switch (mode) {
+	case 0:
+		return -1;
 	case 2:
 		*ctype = "text/html\r\nX-Injected: 1";
 		return snprintf(buf, size, "%d\n", status);
@@ -1047,7 +1068,7 @@ content(char *w, const char **p)
 static void
 add_nv(uint16_t id, char *w)
 {
-	struct idst	*st = id_get(id);
+	struct idst	*st = id_get(fz->p, id);
 	char		*eq;
 	size_t		 nl, vl;
 
@@ -1060,7 +1081,8 @@ add_nv(uint16_t id, char *w)
 	nl = unescape(w);
 	vl = unescape(eq);
 #ifdef FUZZ_SKIP_ITEM6
-	if (memchr(w, '\0', nl) != NULL)	/* issue 35 item 6 */
+	/* Issue 35 item 6: a NUL in a name or value reads two ways. */
+	if (memchr(w, '\0', nl) != NULL || memchr(eq, '\0', vl) != NULL)
 		return;
 #endif
 	if (fcgi_nv_encode(NULL, 0, w, nl, eq, vl) <= sizeof(st->pend) -
@@ -1073,7 +1095,7 @@ add_nv(uint16_t id, char *w)
 static void
 send_params(uint16_t id, size_t n)
 {
-	struct idst	*st = id_get(id);
+	struct idst	*st = id_get(fz->p, id);
 
 	if (st == NULL) {
 		send_rec(FCGI_PARAMS, id, NULL, 0);
@@ -1128,29 +1150,29 @@ step_get(uint16_t id, char **w, int nw)
 	send_rec(FCGI_STDIN, id, NULL, 0);
 }
 
-/* The peer's end goes: with unread data (a reset) or plainly. */
+/* pe's end goes: with unread data (a reset) or plainly. */
 static void
-peer_close(int reset)
+peer_close(struct peer *pe, int reset)
 {
 	struct linger	 lg = { 1, 0 };
 
-	if (fz->fd == -1)
+	if (pe->fd == -1)
 		return;
 	/* On a socketpair the engine sees ECONNRESET when the peer leaves
 	   bytes unread (hold first); SO_LINGER is what a TCP peer does. */
 	if (reset)
-		setsockopt(fz->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(fz->fd);
-	fz->fd = -1;
+		setsockopt(pe->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(pe->fd);
+	pe->fd = -1;
 }
 
-/* A new connection: the old one closed, the ids forgotten. */
+/* pe, a new connection: the old one closed, the ids forgotten. */
 static void
-peer_new(void)
+peer_new(struct peer *pe)
 {
 	int	 sv[2];
 
-	peer_close(0);
+	peer_close(pe, 0);
 	if (fz->freed)
 		return;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
@@ -1160,22 +1182,40 @@ peer_new(void)
 	if (evfcgi_adopt(fz->srv, sv[0]) == -1)
 		abort();
 	fcntl(sv[1], F_SETFL, O_NONBLOCK);
-	fz->fd = sv[1];
-	fz->eof = 0;
-	fz->inlen = 0;
-	fz->nids = 0;
-	fz->sent_bad = 0;
-	evbuffer_drain(fz->out, evbuffer_get_length(fz->out));
-	evbuffer_drain(fz->sent, evbuffer_get_length(fz->sent));
+	pe->fd = sv[1];
+	pe->eof = 0;
+	pe->inlen = 0;
+	pe->nids = 0;
+	pe->sent_bad = 0;
+	evbuffer_drain(pe->out, evbuffer_get_length(pe->out));
+	evbuffer_drain(pe->sent, evbuffer_get_length(pe->sent));
 }
 
-/* The drain's deadline, now: the engine's timer made active. */
+/*
+ * The drain's deadline, now: the engine's timer made active (no public
+ * hook: server.h's timer, as libevent would fire it).  Issue 35 item 4:
+ * in the turn that ends evfcgi_run(), every connection that still owes
+ * an answer is reset, so that an application whose main returns then
+ * never delivers a cut answer as whole.
+ */
 static void
 drain_deadline(void)
 {
-	/* No public hook: server.h's timer, as libevent would fire it. */
-	if (evtimer_pending(fz->srv->srv_drain_ev, NULL))
-		event_active(fz->srv->srv_drain_ev, EV_TIMEOUT, 1);
+	struct evfcgi_stats	 st;
+
+	if (!evtimer_pending(fz->srv->srv_drain_ev, NULL))
+		return;
+	event_active(fz->srv->srv_drain_ev, EV_TIMEOUT, 1);
+	loop_once();
+#ifndef FUZZ_SKIP_ITEM4
+	evfcgi_get_stats(fz->srv, &st);
+	CHECK(st.connections == 0, "the drain's deadline left %llu "
+	    "connections open, %llu requests unfinished",
+	    (unsigned long long)st.connections,
+	    (unsigned long long)st.requests_active);
+#else
+	(void)st;
+#endif
 }
 
 /* Runs one step of w[0..nw). */
@@ -1226,18 +1266,23 @@ step(char **w, int nw)
 		send_bytes(w[1], len);
 	} else if (strcmp(w[0], "shut") == 0) {
 		peer_flush();
-		if (fz->fd != -1)
-			shutdown(fz->fd, SHUT_WR);
+		if (fz->p->fd != -1)
+			shutdown(fz->p->fd, SHUT_WR);
 	} else if (strcmp(w[0], "read") == 0)
-		peer_read(num(nw > 1 ? w[1] : NULL, 1, INBUF));
+		peer_read(fz->p, num(nw > 1 ? w[1] : NULL, 1, INBUF));
 	else if (strcmp(w[0], "hold") == 0)
 		fz->autoread = 0;
 	else if (strcmp(w[0], "auto") == 0)
 		fz->autoread = 1;
 	else if (strcmp(w[0], "reset") == 0 || strcmp(w[0], "close") == 0)
-		peer_close(w[0][0] == 'r');
+		peer_close(fz->p, w[0][0] == 'r');
 	else if (strcmp(w[0], "new") == 0)
-		peer_new();
+		peer_new(fz->p);
+	else if (strcmp(w[0], "conn") == 0) {
+		fz->p = &fz->peers[num(nw > 1 ? w[1] : NULL, 0, 99) % NPEERS];
+		if (fz->p->fd == -1)
+			peer_new(fz->p);
+	}
 	else if (strcmp(w[0], "loop") == 0)
 		for (i = (int)num(nw > 1 ? w[1] : NULL, 1, 50); i > 1; i--)
 			turn();
@@ -1245,6 +1290,9 @@ step(char **w, int nw)
 		evfcgi_drain(fz->srv);
 	else if (strcmp(w[0], "deadline") == 0)
 		drain_deadline();
+	else if (strcmp(w[0], "default") == 0)
+		evfcgi_route_default(fz->srv, num(nw > 1 ? w[1] : NULL, 1, 1) ?
+		    handler : NULL, NULL);
 	else if (strcmp(w[0], "errpage") == 0)
 		fz->errpage = (int)num(nw > 1 ? w[1] : NULL, 0, 7);
 	else if (strcmp(w[0], "app") == 0 && nw > 2) {
@@ -1339,7 +1387,8 @@ finish_all(void)
 	fz->autoread = 1;
 	for (i = 0; i < 20 && !fz->freed; i++)
 		turn();
-	peer_close(0);
+	for (i = 0; i < NPEERS; i++)
+		peer_close(&fz->peers[i], 0);
 	for (i = 0; i < 5 && !fz->freed; i++)
 		loop_once();
 	for (i = 0; i < MAX_SLOTS && !fz->freed; i++)
@@ -1374,8 +1423,8 @@ finish_all(void)
 	CHECK(fz->refs_out == 0, "%ld write_ref_free blocks never freed",
 	    fz->refs_out);
 	for (fd = fz->fd_floor; fd <= fz->fd_top + 4 && fd < MAX_FD; fd++)
-		CHECK(fz->fd_open[fd] || fcntl(fd, F_GETFD) == -1, "descriptor %d left open: %s", fd,
-		    fd_name(fd));
+		CHECK(fz->fd_open[fd] || fcntl(fd, F_GETFD) == -1,
+		    "descriptor %d left open: %s", fd, fd_name(fd));
 }
 
 /* What fd is, for a report. */
@@ -1416,13 +1465,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	char			 line[MAX_LINE + 1], *w[64];
 	size_t			 off, n;
 	const uint8_t		*nl;
-	int			 nw, steps = 0, started = 0;
+	int			 nw, steps = 0, started = 0, i;
 
 	setup_once();
 	fz = &state;
-	memset(fz, 0, offsetof(struct fz, in));
+	memset(fz, 0, offsetof(struct fz, slots));
 	memset(fz->slots, 0, sizeof(fz->slots));
-	fz->fd = -1;
+	for (i = 0; i < NPEERS; i++) {
+		fz->peers[i].fd = -1;
+		if ((fz->peers[i].out = evbuffer_new()) == NULL ||
+		    (fz->peers[i].sent = evbuffer_new()) == NULL)
+			abort();
+	}
+	fz->p = &fz->peers[0];
 	fz->autoread = 1;
 	if ((fz->fd_floor = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		abort();
@@ -1436,9 +1491,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	fz->lim.high_water = 16384;
 	fz->lim.low_water = 4096;
 	fz->lim.max_reqs = 8;
-	if ((fz->base = event_base_new()) == NULL ||
-	    (fz->out = evbuffer_new()) == NULL ||
-	    (fz->sent = evbuffer_new()) == NULL)
+	if ((fz->base = event_base_new()) == NULL)
 		abort();
 	for (off = 0; off < len && steps < MAX_STEPS; off += n + 1) {
 		nl = memchr(data + off, '\n', len - off);
@@ -1458,7 +1511,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			started = 1;
 			if ((fz->srv = server_make()) == NULL)
 				break;	/* limits refused: nothing to run */
-			peer_new();
+			peer_new(fz->p);
 		}
 		step(w, nw);
 		steps++;
@@ -1467,7 +1520,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		finish_all();
 	else
 		event_base_free(fz->base);
-	evbuffer_free(fz->out);
-	evbuffer_free(fz->sent);
+	for (i = 0; i < NPEERS; i++) {
+		evbuffer_free(fz->peers[i].out);
+		evbuffer_free(fz->peers[i].sent);
+	}
 	return 0;
 }
