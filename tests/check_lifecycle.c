@@ -404,6 +404,51 @@ START_TEST(abort_answers_another)
 }
 END_TEST
 
+/*
+ * A request whose connection's stream broke (another answer on it was
+ * cut) ends when the application answers it, though nothing can go out:
+ * evfcgi_respond_error() returned -1 and left it held, so its abort
+ * callback ran later for a request the application had let go.
+ */
+static void
+h_cut_or_hold(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	if (held[0] == NULL) {
+		held[0] = req;
+		evfcgi_on_abort(req, act_abort, NULL);
+		return;
+	}
+	ck_assert_int_eq(evfcgi_header(req, 200, "text/plain", -1), 0);
+	ck_assert_int_eq(evfcgi_write(req, "part", 4), 0);
+	/* An error after the header: the answer, and the stream, are cut. */
+	ck_assert_int_eq(evfcgi_respond_error(req, 500, NULL), -1);
+}
+
+START_TEST(answer_on_a_cut_stream_ends)
+{
+	struct evfcgi_stats	 st;
+	struct peer		*p;
+
+	act = ACT_NOTHING;
+	ck_assert_int_eq(evfcgi_route(srv, "/x", h_cut_or_hold, NULL), 0);
+	p = peer_new();
+	send_req(p, 1, "/x", NULL);
+	ck_assert(RUN_UNTIL(p, held[0] != NULL, 5));
+	send_req(p, 2, "/x", NULL);
+	ck_assert(RUN_UNTIL(p, p->cut, 5));
+	/* The application answers what it held: refused, but ended. */
+	evfcgi_on_abort(held[0], NULL, NULL);
+	ck_assert_int_eq(evfcgi_respond_error(held[0], 503, "late"), -1);
+	evfcgi_get_stats(srv, &st);
+	ck_assert_uint_eq(st.requests_active, 0);
+	evfcgi_server_free(srv);
+	srv = NULL;
+	ck_assert_int_eq(aborts, 0);
+	peer_free(p);
+}
+END_TEST
+
 /* Error page makers: a bad Content-Type, and one that answers itself. */
 static int
 page_crlf(struct evfcgi_req *req, int status, const char *detail,
@@ -619,7 +664,7 @@ main(void)
 
 	tc = suite_add_case(s, "core", setup, teardown, 60,
 	    abort_answers_another, long_header_block, authorizer_header_names,
-	    NULL);
+	    answer_on_a_cut_stream_ends, NULL);
 	tcase_add_loop_test(tc, abort_by_peer, 0, ACT_N);
 	tcase_add_loop_test(tc, abort_by_close, 0, ACT_N);
 	tcase_add_loop_test(tc, abort_by_engine, 0, ACT_N);

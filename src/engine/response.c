@@ -873,8 +873,11 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 		(void)req_finish(r, 1);
 		return -1;
 	}
-	if (!req_can_write(r))
+	if (!req_can_write(r)) {
+		/* Nothing can go out (a broken stream): it ends all the same. */
+		(void)req_finish(r, 0);
 		return -1;
+	}
 	if ((n = req_error_page(r, status, detail)) != -1)
 		return n == 0 ? 0 : -1;
 	return req_engine_page(r, status, detail);
