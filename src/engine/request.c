@@ -771,6 +771,9 @@ evfcgi_param(struct evfcgi_req *r, const char *name)
 	const struct param	*p;
 	size_t			 len = strlen(name);
 
+	/* None decoded (a request refused before, 431): r_pv may be NULL. */
+	if (r->r_npv == 0)
+		return NULL;
 	/*
 	 * The last of a name: a later fastcgi_param line means to override.
 	 * Every pair is looked at, so lengths are compared first.
