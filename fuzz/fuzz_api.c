@@ -188,6 +188,8 @@ struct slot {
 struct peer {
 	int			 fd;		/* -1: closed */
 	int			 eof;
+	int			 cut;		/* the cut mark came: the
+						   stream ends there */
 	struct evbuffer		*out;		/* to send, not written yet */
 	struct evbuffer		*sent;		/* sent, not parsed yet */
 	int			 sent_bad;	/* our own stream is malformed */
@@ -260,10 +262,13 @@ sent_method(struct idst *st)
 
 	st->head = 0;
 	while ((n = fcgi_nv_parse(st->pbuf + off, st->plen - off, &nv)) > 0) {
+		/* As evfcgi.h says every reader reads it: a value up to its
+		   first NUL byte ("HEAD\0x" is HEAD). */
 		if (nv.name_len == 14 && memcmp(nv.name, "REQUEST_METHOD",
 		    14) == 0)
-			st->head = nv.value_len == 4 &&
-			    memcmp(nv.value, "HEAD", 4) == 0;
+			st->head = nv.value_len >= 4 &&
+			    memcmp(nv.value, "HEAD", 4) == 0 &&
+			    (nv.value_len == 4 || nv.value[4] == 0);
 		off += (size_t)n;
 	}
 }
@@ -495,6 +500,22 @@ got_rec(struct peer *pe, const struct fcgi_record *rec)
 		got_end(st, rec);
 }
 
+/*
+ * Whether the cut mark (fcgi_out_cut(): a record header of version 0) is
+ * at off in what pe read: the engine cut its answers there, and the
+ * stream ends.  Sets pe->cut.
+ */
+static int
+cut_mark(struct peer *pe, size_t off)
+{
+	if (pe->inlen - off < FCGI_HEADER_LEN || pe->in[off] != 0)
+		return 0;
+	if (trace)
+		fprintf(stderr, "fuzz_api: read the cut mark\n");
+	pe->cut = 1;
+	return 1;
+}
+
 /* pe reads at most max bytes (0: all there is) and checks each record. */
 static void
 peer_read(struct peer *pe, size_t max)
@@ -516,9 +537,15 @@ peer_read(struct peer *pe, size_t max)
 			break;
 		got += (size_t)n;
 		pe->inlen += (size_t)n;
-		for (off = 0; (n = fcgi_parse(pe->in + off, pe->inlen - off,
-		    &rec)) > 0; off += (size_t)n)
+		for (off = 0; !cut_mark(pe, off) && (n = fcgi_parse(pe->in +
+		    off, pe->inlen - off, &rec)) > 0; off += (size_t)n)
 			got_rec(pe, &rec);
+		if (pe->cut) {
+			/* Nothing after it; what it cut is no answer. */
+			pe->inlen = 0;
+			pe->eof = 1;
+			break;
+		}
 		CHECK(n == 0, "the engine sent a malformed record");
 		memmove(pe->in, pe->in + off, pe->inlen - off);
 		pe->inlen -= off;
@@ -1184,6 +1211,7 @@ peer_new(struct peer *pe)
 	fcntl(sv[1], F_SETFL, O_NONBLOCK);
 	pe->fd = sv[1];
 	pe->eof = 0;
+	pe->cut = 0;
 	pe->inlen = 0;
 	pe->nids = 0;
 	pe->sent_bad = 0;
@@ -1205,8 +1233,13 @@ drain_deadline(void)
 
 	if (!evtimer_pending(fz->srv->srv_drain_ev, NULL))
 		return;
+	/* The deadline cuts; its grace then closes what is left. */
 	event_active(fz->srv->srv_drain_ev, EV_TIMEOUT, 1);
 	loop_once();
+	if (evtimer_pending(fz->srv->srv_drain_ev, NULL)) {
+		event_active(fz->srv->srv_drain_ev, EV_TIMEOUT, 1);
+		loop_once();
+	}
 #ifndef FUZZ_SKIP_ITEM4
 	evfcgi_get_stats(fz->srv, &st);
 	CHECK(st.connections == 0, "the drain's deadline left %llu "
