@@ -202,8 +202,10 @@ struct evfcgi_req {
 	unsigned		 r_prod_idle:1;	/* wrote nothing: waits for
 						   the low mark or its need */
 	unsigned		 r_len_bad:1;	/* body not as declared: told */
-	unsigned		 r_over:1;	/* refused at the output cap: its
-						   503 page passes */
+	unsigned		 r_admitted:1;	/* its writes pass the output
+						   cap: evfcgi_respond()
+						   admitted the whole answer,
+						   or its 503 page */
 	unsigned		 r_short:1;	/* a body write refused there:
 						   the answer is cut */
 	size_t			 r_prod_room;	/* the running call's room */

@@ -32,7 +32,8 @@ static int	req_can_write(struct evfcgi_req *);
 static int	req_out(struct evfcgi_req *, int);
 static int	req_finish(struct evfcgi_req *, int);
 static int	req_body_writable(struct evfcgi_req *, size_t);
-static int	req_admit(struct evfcgi_req *, size_t);
+static inline int req_admit(struct evfcgi_req *, size_t);
+static int	req_admit_over(struct evfcgi_req *, uint64_t);
 static void	hdr_drop(struct req_buf *, const char *);
 static int	req_head_out(struct evfcgi_req *, int, const char *,
 		    const char *, long long, const void *, size_t);
@@ -149,32 +150,48 @@ req_link_cut(struct req_link *l)
  * Whether len body bytes that r writes in one call may be queued under
  * the output cap (budget_admit(), what the stage holds counted too).  A
  * producer's writes pass: its room and the budget's waits pace them, at
- * most a call's worth past (evfcgi_producer); so do the 503 page of an
- * answer refused here (r_over) and nothing (len 0).  A header block is
+ * most a call's worth past (evfcgi_producer); so do the writes of an
+ * answer evfcgi_respond() admitted whole, the 503 page of one refused
+ * here (r_admitted), and nothing (len 0).  A header block is
  * not refused alone (evfcgi_respond() counts it with its body): an
  * application that ignores evfcgi_header()'s -1 would end its answer
  * without one.
  */
-static int
+static inline int
 req_admit(struct evfcgi_req *r, size_t len)
+{
+	const struct fcgi_out	*o = &r->r_link->rl_out;
+	const struct budget	*b = r->r_link->rl_env->re_output;
+	size_t			 staged;
+
+	if (b == NULL || len == 0 || r->r_admitted || r->r_link->rl_prod == r)
+		return 1;
+	staged = o->fo_stage != NULL ? o->fo_stage->fs_len : 0;
+	/* Under the cap with it all: the common case, at no call's cost. */
+	if (b->b_queued + staged + len <= b->b_cap)
+		return 1;
+	return req_admit_over(r, (uint64_t)staged + len);
+}
+
+/*
+ * req_admit() past the cap: whether budget_admit() lets len more bytes
+ * (the stage's included) in; a refusal is logged, at most a line a
+ * second (peers that never read come in floods).
+ */
+static int
+req_admit_over(struct evfcgi_req *r, uint64_t len)
 {
 	static time_t	 said;
 	static size_t	 quiet;
-	struct fcgi_out	*o = &r->r_link->rl_out;
 	struct budget	*b = r->r_link->rl_env->re_output;
-	size_t		 staged;
 	time_t		 now;
 
-	if (b == NULL || len == 0 || r->r_over || r->r_link->rl_prod == r)
+	if (budget_admit(b, len))
 		return 1;
-	staged = fcgi_out_len(o) - evbuffer_get_length(o->fo_queue);
-	if (budget_admit(b, (uint64_t)staged + len))
-		return 1;
-	/* At most a line a second: peers that never read come in floods. */
 	if ((now = time(NULL)) != said) {
-		log_warn("%s: request %u: %zu bytes of output refused: %llu "
+		log_warn("%s: request %u: %llu bytes of output refused: %llu "
 		    "queued in all, the cap %llu (--max-queued)%s",
-		    r->r_link->rl_peer, r->r_id, len,
+		    r->r_link->rl_peer, r->r_id, (unsigned long long)len,
 		    (unsigned long long)b->b_queued,
 		    (unsigned long long)b->b_cap, quiet > 0 ?
 		    " (and others since the last line)" : "");
@@ -522,7 +539,7 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 		return 0;
 	/* Past the output cap the answer can only be cut (at its end), and
 	   no later write may leave a gap in it. */
-	if (r->r_short || !req_admit(r, len)) {
+	if (r->r_short || (!r->r_admitted && !req_admit(r, len))) {
 		r->r_short = 1;
 		r->r_keep = 0;
 		return -1;
@@ -833,12 +850,14 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 	 */
 	if (req_can_write(r) && r->r_hdr == HDR_NONE && !req_admit(r,
 	    r->r_hdrs.b_len + RESP_HEAD_MAX + (r->r_nobody ? 0 : len))) {
-		r->r_over = 1;
+		r->r_admitted = 1;
 		r->r_hdrs.b_len = 0;
 		r->r_link->rl_env->re_st->overloaded++;
 		(void)evfcgi_respond_error(r, 503, "output queues are full");
 		return -1;
 	}
+	/* Admitted whole: its body's write is not weighed again. */
+	r->r_admitted = 1;
 	if (req_head_out(r, status, NULL, ctype, (long long)len, body,
 	    tlen) == -1) {
 		/*
