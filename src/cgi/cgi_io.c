@@ -360,9 +360,17 @@ io_head_parse(struct cgi_job *job)
 	if (io_send_head(job, p, (size_t)end, &h) == -1)
 		return;
 	evbuffer_drain(job->j_head, (size_t)end);
-	if (evbuffer_get_length(job->j_head) > 0)
-		(void)evfcgi_write_buffer(job->j_req, job->j_head,
-		    evbuffer_get_length(job->j_head));
+	/*
+	 * What came after the header block (all a held program wrote while
+	 * the body came, up to --cgi-hold) goes as the connection has room:
+	 * the producer writes it before it reads the pipe again.  Written in
+	 * one call, it could pass the output cap, which refuses it and cuts
+	 * the answer (16 held programs at --max-queued 1m).
+	 */
+	if (evbuffer_get_length(job->j_head) > 0) {
+		evfcgi_produce(job->j_req, io_produce, job);
+		return;
+	}
 	if (job->j_eof)
 		cgi_job_done(job);
 	else
@@ -440,13 +448,20 @@ static int
 io_produce(struct evfcgi_req *req, size_t room, void *arg)
 {
 	struct cgi_job	*job = arg;
-	size_t		 want = room;
+	size_t		 want = room, held;
 	char		 msg[96];
 	int		 n;
 
 	cgi_job_clock_resume(job);
 	if (want < IO_READ_MIN)
 		want = IO_READ_MIN;
+	if ((held = evbuffer_get_length(job->j_head)) > 0) {
+		/* What came after the header block first (io_head_parse()). */
+		(void)evfcgi_write_buffer(req, job->j_head,
+		    held < want ? held : want);
+		cgi_job_clock_pause(job);
+		return 0;
+	}
 	n = io_read(job->j_tmp, job->j_out, want);
 	if (n > 0) {
 		(void)evfcgi_write_buffer(req, job->j_tmp, (size_t)n);
