@@ -170,6 +170,9 @@ req_charge(struct evfcgi_req *r, size_t *what, size_t n)
 static void
 req_uncharge(struct evfcgi_req *r, size_t *what)
 {
+	/* Most requests hold no body or DATA: no call for nothing. */
+	if (*what == 0)
+		return;
 	budget_add(r->r_link->rl_env->re_input, -(long long)*what);
 	*what = 0;
 }
