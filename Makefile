@@ -446,20 +446,31 @@ soak: all fuzz/fuzz_conn
 
 # libFuzzer (clang, which deps installs: not a package the build needs):
 # 20 s in every make check (tests/test_fuzz.sh builds it), FUZZ_SECONDS
-# (60) with make fuzz.
-fuzz/fuzz_conn: fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) src/daemon/status.c \
-		$(HEADERS) | deps
-	clang -std=c11 -D_GNU_SOURCE -I. $(INC_all) -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_conn.c $(LIB_SRCS) $(DEMO_SRCS) \
-		src/daemon/status.c $(LIBEVENT_LIBS)
+# (60) with make fuzz.  Every libFuzzer target links one clang build of
+# the engine (fuzz/obj/, fuzz/libevfcgi-fuzz.a): five targets compiled
+# it five times, a minute of a make check's processor.  Undefined
+# behaviour ends a run (-fno-sanitize-recover), in every target.
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -I. -g -O1 \
+	-fsanitize=address,undefined -fno-sanitize-recover=all \
+	$(LIBEVENT_CFLAGS)
+FUZZ_OBJS = $(patsubst src/%.c,fuzz/obj/%.o,$(LIB_SRCS) $(DEMO_SRCS) \
+	src/daemon/status.c)
+fuzz/obj/%.o: src/%.c $(HEADERS) | deps
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(INC_all) -fsanitize=fuzzer-no-link -c -o $@ $<
+fuzz/libevfcgi-fuzz.a: $(FUZZ_OBJS)
+	rm -f $@
+	ar rcs $@ $(FUZZ_OBJS)
+FUZZ_LINK = clang $(FUZZ_CFLAGS) $(INC_all) -fsanitize=fuzzer
+
+fuzz/fuzz_conn: fuzz/fuzz_conn.c fuzz/libevfcgi-fuzz.a $(HEADERS) | deps
+	$(FUZZ_LINK) -o $@ fuzz/fuzz_conn.c fuzz/libevfcgi-fuzz.a \
+		$(LIBEVENT_LIBS)
 
 # The API fuzzer (fuzz/fuzz_api.c): the engine alone, driven by scripts.
-fuzz/fuzz_api: fuzz/fuzz_api.c $(LIB_SRCS) $(HEADERS) | deps
-	clang -std=c11 -D_GNU_SOURCE -I. $(INC_engine) -g -O1 \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(FUZZ_API_FLAGS) \
-		$(LIBEVENT_CFLAGS) -o $@ fuzz/fuzz_api.c $(LIB_SRCS) \
-		$(LIBEVENT_LIBS)
+fuzz/fuzz_api: fuzz/fuzz_api.c fuzz/libevfcgi-fuzz.a $(HEADERS) | deps
+	$(FUZZ_LINK) $(FUZZ_API_FLAGS) -o $@ fuzz/fuzz_api.c \
+		fuzz/libevfcgi-fuzz.a $(LIBEVENT_LIBS)
 
 fuzz: fuzz/fuzz_conn fuzz/fuzz_api
 	mkdir -p fuzz/found fuzz/found-api
@@ -472,14 +483,14 @@ fuzz: fuzz/fuzz_conn fuzz/fuzz_api
 # replay the seeds under the sanitizers; tests/test_fuzz_typed.sh makes
 # and runs both in make check.
 FUZZ_TYPED = fuzz/fuzz_multipart fuzz/fuzz_cookie fuzz/fuzz_router
-$(FUZZ_TYPED): fuzz/fuzz_%: fuzz/fuzz_%.c $(LIB_SRCS) $(HEADERS) | deps
-	clang -std=c11 -D_GNU_SOURCE -I. $(INC_engine) -g -O1 \
-		-fsanitize=fuzzer,address,undefined $(LIBEVENT_CFLAGS) -o $@ $< \
-		$(LIB_SRCS) $(LIBEVENT_LIBS)
+$(FUZZ_TYPED): fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/libevfcgi-fuzz.a $(HEADERS) \
+		| deps
+	$(FUZZ_LINK) -o $@ $< fuzz/libevfcgi-fuzz.a $(LIBEVENT_LIBS)
 .PHONY: clean-fuzz-typed
 clean: clean-fuzz-typed
 clean-fuzz-typed:
-	rm -f $(FUZZ_TYPED)
+	rm -f $(FUZZ_TYPED) fuzz/libevfcgi-fuzz.a
+	rm -rf fuzz/obj
 tests/bin/fuzz_replay_%: fuzz/fuzz_%.c fuzz/replay.c src/asan/libevfcgi.a \
 		$(HEADERS)
 	@mkdir -p tests/bin

@@ -93,6 +93,11 @@ start_blocking_fcgid() {
 	wait_port "$port"
 }
 
+# fuzz_make TARGET: make -s TARGET in the tree, one at a time: the
+# libFuzzer targets share one clang build of the engine (fuzz/obj/), and
+# test_fuzz and test_fuzz_typed run side by side.
+fuzz_make() { flock "$TOP/fuzz/.build-lock" make -C "$TOP" -s "$@"; }
+
 # rss_kib PID: resident set size in KiB.
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 

@@ -12,7 +12,7 @@ secs=${FUZZ_SECONDS:-20}
 
 # Built here, not by make check's build: it needs clang (make deps
 # installs it) and compiles the engine a third time.
-if ! make -C "$TOP" -s fuzz/fuzz_conn >"$T/build.log" 2>&1 || [ ! -x "$FUZZ" ]; then
+if ! fuzz_make fuzz/fuzz_conn >"$T/build.log" 2>&1 || [ ! -x "$FUZZ" ]; then
 	not_ok "make fuzz/fuzz_conn (clang): $(tail -n 5 "$T/build.log")"
 	finish
 fi
@@ -36,7 +36,7 @@ check "libFuzzer ran at least 1000 executions (${runs:-0})" test "${runs:-0}" -g
 # The API fuzzer: the engine alone, its invariants checked after each step.
 API=$TOP/fuzz/fuzz_api
 secs=${FUZZ_API_SECONDS:-10}
-if ! make -C "$TOP" -s fuzz/fuzz_api >"$T/build-api.log" 2>&1 || [ ! -x "$API" ]; then
+if ! fuzz_make fuzz/fuzz_api >"$T/build-api.log" 2>&1 || [ ! -x "$API" ]; then
 	not_ok "make fuzz/fuzz_api (clang): $(tail -n 5 "$T/build-api.log")"
 	finish
 fi

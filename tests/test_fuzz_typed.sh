@@ -22,7 +22,7 @@ for t in multipart cookie router; do
 	check "fuzz_$t replays its $n seeds cleanly under sanitizers" \
 		test "$rc" -eq 0 -a "$n" -ge 5
 
-	if ! make -C "$TOP" -s "fuzz/fuzz_$t" >"$T/build.log" 2>&1; then
+	if ! fuzz_make "fuzz/fuzz_$t" >"$T/build.log" 2>&1; then
 		not_ok "make fuzz/fuzz_$t (clang): $(tail -n 5 "$T/build.log")"
 		continue
 	fi
