@@ -80,6 +80,8 @@ static void	conn_pwakecb(evutil_socket_t, short, void *);
 static void	conn_pump_room(struct conn *, int);
 static int	conn_cuts_answer(const struct conn *);
 static void	conn_fail_in(struct conn *, const char *, int);
+static void	conn_close_now(struct conn *, const char *);
+static int	conn_cut_all(struct conn *);
 static void	conn_reset(int);
 static struct evfcgi_req *conn_producer_next(struct conn *, size_t, int);
 static void	conn_producers_wake(struct conn *);
@@ -321,8 +323,13 @@ conn_reset(int fd)
 	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
 }
 
-void
-conn_close(struct conn *c, const char *why)
+/*
+ * Tears c down at once, aborting its requests (abort callbacks run); a
+ * close that cuts an answer goes out as the cut mark and a reset.  env's
+ * closed callback runs; c is freed unless one of its callbacks runs.
+ */
+static void
+conn_close_now(struct conn *c, const char *why)
 {
 	const struct conn_env	*env = c->c_env;
 	struct evbuffer		*out;
@@ -415,29 +422,14 @@ conn_close_flushed(struct conn *c)
 	    ioctl(c->c_fd, SIOCOUTQ, &outq) == 0 && outq > 0 &&
 	    linger_start(c->c_env->ce_linger, c->c_fd, outq, c->c_peer) == 1)
 		c->c_fd = -1;
-	conn_close(c, NULL);
-}
-
-/* Closes c at once for what its peer did wrong (counted, logged). */
-void
-conn_error(struct conn *c, const char *why)
-{
-	c->c_env->ce_st->closed_on_error++;
-	conn_close(c, why);
+	conn_close_now(c, NULL);
 }
 
 /*
- * Output could not be queued (out of memory): the stream may hold a cut
- * record.  Reading stops and c closes on the next loop turn, so that no
+ * c closes ms milliseconds from now (0: on the next loop turn), for why,
+ * as a failure (counted): reading and writing stop at once, so that no
  * request is freed under the application that is writing to it.
  */
-void
-conn_fail(struct conn *c, const char *why)
-{
-	conn_fail_in(c, why, 0);
-}
-
-/* As conn_fail(), c closing ms milliseconds from now. */
 static void
 conn_fail_in(struct conn *c, const char *why, int ms)
 {
@@ -461,7 +453,7 @@ conn_fail_in(struct conn *c, const char *why, int ms)
 static void
 conn_req_failed(void *owner, const char *why)
 {
-	conn_fail(owner, why);
+	conn_end(owner, CONN_NEXT_TURN, CONN_ERROR, why);
 }
 
 /* Checks an fcgi_out result of the connection's own; returns rc. */
@@ -469,17 +461,50 @@ int
 conn_out(struct conn *c, int rc)
 {
 	if (rc == -1)
-		conn_fail(c, "out of memory queueing output");
+		conn_end(c, CONN_NEXT_TURN, CONN_ERROR, "out of memory queueing output");
 	return rc;
 }
 
 void
-conn_cut(struct conn *c)
+conn_end(struct conn *c, enum conn_when when, enum conn_how how,
+    const char *why)
+{
+	if (c->c_state == CONN_DEAD)
+		return;
+	if (how == CONN_RESET && conn_cut_all(c) == -1)
+		return;
+	switch (when) {
+	case CONN_NOW:
+		if (how == CONN_ERROR)
+			c->c_env->ce_st->closed_on_error++;
+		conn_close_now(c, why);
+		break;
+	case CONN_NEXT_TURN:
+		conn_fail_in(c, why, 0);
+		break;
+	case CONN_FLUSHED:
+		c->c_close_after = 1;
+		conn_enter(c);
+		conn_maybe_close(c);
+		conn_leave(c);
+		break;
+	}
+}
+
+/*
+ * conn_end()'s CONN_RESET: every request of c ends now (abort callbacks
+ * run), an answer begun or any request in flight is cut (the cut mark
+ * queued, req_link_cut()), and c takes nothing more.  Returns 0, or -1
+ * when c was cut already (once is all it takes).
+ */
+static int
+conn_cut_all(struct conn *c)
 {
 	struct evfcgi_req	*r;
+	int			 dead;
 
-	if (c->c_state == CONN_DEAD || c->c_cut)
-		return;
+	if (c->c_cut)
+		return -1;
 	c->c_cut = 1;
 	conn_enter(c);
 	if (conn_cuts_answer(c) || c->c_tab.rt_n > 0)
@@ -493,17 +518,9 @@ conn_cut(struct conn *c)
 			c->c_env->ce_st->aborted++;
 		req_kill(r);
 	}
-	conn_maybe_close(c);
-	conn_leave(c);
-}
-
-void
-conn_drain(struct conn *c)
-{
-	c->c_close_after = 1;
-	conn_enter(c);
-	conn_maybe_close(c);
-	conn_leave(c);
+	dead = c->c_state == CONN_DEAD;
+	conn_leave(c);		/* may free c, if it died */
+	return dead ? -1 : 0;
 }
 
 int
@@ -516,7 +533,7 @@ void
 conn_drain_fresh(struct conn *c)
 {
 	c->c_first_due = 1;
-	conn_drain(c);
+	conn_end(c, CONN_FLUSHED, CONN_CLOSE, NULL);
 }
 
 /* c begins or ends holding output the kernel refused: shares change. */
@@ -748,7 +765,7 @@ conn_stage_flush(struct conn *c)
 	   the write event itself. */
 	if (fcgi_out_spill(o, (size_t)n) == -1) {
 		c->c_staging = 0;
-		conn_fail(c, "out of memory queueing output");
+		conn_end(c, CONN_NEXT_TURN, CONN_ERROR, "out of memory queueing output");
 		return;
 	}
 	c->c_staging = 0;
@@ -796,11 +813,11 @@ conn_io_error(struct conn *c)
 		/* A front end drops a connection when its client left: routine. */
 		log_debug("%s: the peer closed the connection (%s)", c->c_peer,
 		    strerror(errno));
-		conn_close(c, NULL);
+		conn_close_now(c, NULL);
 		return 1;
 	}
 	snprintf(why, sizeof(why), "socket error: %s", strerror(errno));
-	conn_close(c, why);
+	conn_close_now(c, why);
 	return 1;
 }
 
@@ -1108,16 +1125,16 @@ conn_timeoutcb(evutil_socket_t fd, short what, void *arg)
 		return;
 	conn_enter(c);
 	if (c->c_timer_kind == TIMER_FAIL)
-		conn_error(c, c->c_fail_why);
+		conn_end(c, CONN_NOW, CONN_ERROR, c->c_fail_why);
 	else if (c->c_timer_kind == TIMER_HEADER) {
 		c->c_env->ce_st->timeouts_header++;
-		conn_error(c, "header timeout: PARAMS incomplete");
+		conn_end(c, CONN_NOW, CONN_ERROR, "header timeout: PARAMS incomplete");
 	} else if (c->c_timer_kind == TIMER_RECORD) {
 		c->c_env->ce_st->timeouts_record++;
-		conn_error(c, "record timeout: a record still incomplete");
+		conn_end(c, CONN_NOW, CONN_ERROR, "record timeout: a record still incomplete");
 	} else if (c->c_tab.rt_n > 0) {
 		c->c_env->ce_st->timeouts_idle++;
-		conn_error(c, "idle timeout: request body stalled");
+		conn_end(c, CONN_NOW, CONN_ERROR, "idle timeout: request body stalled");
 	} else
 		conn_close_flushed(c);
 	conn_leave(c);
@@ -1241,7 +1258,7 @@ conn_write_timeout(struct conn *c)
 	snprintf(why, sizeof(why), "no write progress for %d s",
 	    c->c_env->ce_lim->write_timeout);
 	c->c_env->ce_st->timeouts_write++;
-	conn_error(c, why);
+	conn_end(c, CONN_NOW, CONN_ERROR, why);
 }
 
 void
@@ -1373,7 +1390,7 @@ conn_producers_later(struct conn *c)
 
 	if (c->c_pwake == NULL && (c->c_pwake = evtimer_new(c->c_env->ce_base,
 	    conn_pwakecb, c)) == NULL) {
-		conn_fail(c, "out of memory for a producer's timer");
+		conn_end(c, CONN_NEXT_TURN, CONN_ERROR, "out of memory for a producer's timer");
 		return;
 	}
 	evtimer_add(c->c_pwake, &now);

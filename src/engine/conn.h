@@ -101,7 +101,7 @@ struct conn {
 						   deadline at or before the
 						   real one (checked on fire) */
 	unsigned		 c_unix:1;	/* a unix socket (no TCP) */
-	unsigned		 c_cut:1;	/* conn_cut() ran on it */
+	unsigned		 c_cut:1;	/* cut by conn_end(), CONN_RESET */
 	unsigned		 c_thin:1;	/* kept lean in a spike while it
 						   holds (conn_thin) */
 	unsigned		 c_idle_keep:1;	/* the last input served no
@@ -142,24 +142,38 @@ struct conn {
  */
 struct conn	*conn_new(const struct conn_env *env, int fd, const char *peer);
 
+/* When a connection ends (conn_end()). */
+enum conn_when {
+	CONN_NOW,	/* at once: its requests end (abort callbacks run) */
+	CONN_NEXT_TURN,	/* on the next loop turn, reading and writing
+			   stopped at once: for a failure inside a call
+			   that must not have c freed under it */
+	CONN_FLUSHED	/* once no request is in flight and its output is
+			   out (a drain); at once if that is so already */
+};
+
+/* How it ends. */
+enum conn_how {
+	CONN_CLOSE,	/* a close; still a reset if it cuts an answer */
+	CONN_ERROR,	/* the peer's fault or a failure: counted
+			   (closed_on_error) and logged with why */
+	CONN_RESET	/* what it owes is cut first: every request ends
+			   (abort callbacks run), the cut mark follows what
+			   is queued, and the close is a reset */
+};
+
 /*
- * Tears the connection down, aborting its requests; env's closed callback
- * runs.  Idempotent; c is freed unless one of its callbacks is running.
+ * The one way a connection ends, when and how the caller says (a
+ * connection's own timers and its input's end come here too).  why is
+ * logged (NULL: nothing to say).  Nothing happens to a connection that
+ * is closed already; c is freed once no callback of its runs, and env's
+ * closed callback runs when it is.
  */
-void		 conn_close(struct conn *c, const char *why);
+void		 conn_end(struct conn *c, enum conn_when when,
+		    enum conn_how how, const char *why);
 
 /* Fills output from the producers up to the high mark. */
 void		 conn_pump(struct conn *c);
-
-/* Closes at once if nothing is in flight, else after the last request. */
-void		 conn_drain(struct conn *c);
-
-/*
- * The drain's deadline: every request of c ends now (abort callbacks run),
- * an answer begun or any request in flight is cut (the cut mark queued,
- * req_link_cut()), and c closes once its output is out, reset if it cut.
- */
-void		 conn_cut(struct conn *c);
 
 /*
  * The same for a connection accepted while the server drains: it closes
@@ -199,12 +213,6 @@ void		 conn_input_free(struct conn *c);
 
 /* Bytes in c's input buffer. */
 size_t		 conn_input_len(const struct conn *c);
-
-/* Output could not be queued, or input stored: c closes next turn. */
-void		 conn_fail(struct conn *c, const char *why);
-
-/* Closes c at once for what its peer did wrong (counted, logged). */
-void		 conn_error(struct conn *c, const char *why);
 
 /*
  * Whether c's input holds a whole record not yet acted on (paused above

@@ -128,7 +128,7 @@ conn_records_run(struct conn *c, struct conn_src *s)
 			break;
 		if ((p = src_peek(s, FCGI_HEADER_LEN)) == NULL ||
 		    fcgi_header_decode(p, FCGI_HEADER_LEN, &h) < 0) {
-			conn_error(c, "malformed record: bad version");
+			conn_end(c, CONN_NOW, CONN_ERROR, "malformed record: bad version");
 			return -1;
 		}
 		if (src_len(s) < (total = fcgi_record_len(&h)))
@@ -137,7 +137,7 @@ conn_records_run(struct conn *c, struct conn_src *s)
 			break;
 		if ((p = src_peek(s, total)) == NULL ||
 		    fcgi_parse(p, total, &rec) != (ssize_t)total) {
-			conn_error(c, "malformed record");
+			conn_end(c, CONN_NOW, CONN_ERROR, "malformed record");
 			return -1;
 		}
 		if (conn_record(c, &rec) == -1 || c->c_state == CONN_DEAD)
@@ -176,7 +176,7 @@ conn_process_read(struct conn *c, const uint8_t *p, size_t n)
 
 	if (conn_input_len(c) > 0) {
 		if (evbuffer_add(c->c_in, p, n) == -1)
-			conn_fail(c, "out of memory reading input");
+			conn_end(c, CONN_NEXT_TURN, CONN_ERROR, "out of memory reading input");
 		else
 			conn_process_input(c);
 		return;
@@ -185,7 +185,7 @@ conn_process_read(struct conn *c, const uint8_t *p, size_t n)
 		return;
 	if (s.s_len > 0 && ((c->c_in == NULL && conn_input_new(c) == -1) ||
 	    evbuffer_add(c->c_in, s.s_p, s.s_len) == -1)) {
-		conn_fail(c, "out of memory reading input");
+		conn_end(c, CONN_NEXT_TURN, CONN_ERROR, "out of memory reading input");
 		return;
 	}
 	conn_input_done(c, consumed);
@@ -332,7 +332,7 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 	case FCGI_STDERR:
 	case FCGI_GET_VALUES_RESULT:
 	case FCGI_UNKNOWN_TYPE:
-		conn_error(c, "malformed record: a type only applications send");
+		conn_end(c, CONN_NOW, CONN_ERROR, "malformed record: a type only applications send");
 		return -1;
 	default:
 		return conn_out(c, fcgi_out_unknown_type(&c->c_link.rl_out,
@@ -382,14 +382,14 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 
 	if (fcgi_begin_decode(rec->content, rec->hdr.content_length, &role,
 	    &flags) == -1) {
-		conn_error(c, "malformed BEGIN_REQUEST");
+		conn_end(c, CONN_NOW, CONN_ERROR, "malformed BEGIN_REQUEST");
 		return -1;
 	}
 	/* Accepted in a drain for this request: c may close after it. */
 	c->c_first_due = 0;
 	if ((r = conn_find(c, id)) != NULL) {
 		if (r->r_state != REQ_DRAIN) {
-			conn_error(c, "BEGIN_REQUEST for a request id in flight");
+			conn_end(c, CONN_NOW, CONN_ERROR, "BEGIN_REQUEST for a request id in flight");
 			return -1;
 		}
 		/* The peer reused the id: the old body is no longer coming. */
@@ -437,7 +437,7 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	if (rec->hdr.content_length > 0) {
 		if (req_params_add(r, rec->content,
 		    rec->hdr.content_length) == -1) {
-			conn_close(c, "out of memory reading PARAMS");
+			conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading PARAMS");
 			return -1;
 		}
 		return 0;
@@ -450,7 +450,7 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	if (first)
 		conn_params_clock(c);
 	if (req_params_end(r, &why) == -1) {
-		conn_error(c, why);
+		conn_end(c, CONN_NOW, CONN_ERROR, why);
 		return -1;
 	}
 	if (r->r_role == FCGI_AUTHORIZER)
@@ -493,7 +493,7 @@ conn_route(struct conn *c, struct evfcgi_req *r)
 	req_route(r, &rt, budget_refuse(env->ce_budget));
 	if (r->r_role == FCGI_FILTER && r->r_state == REQ_STDIN &&
 	    req_data_begin(r) == -1)
-		conn_close(c, "out of memory reading DATA");
+		conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading DATA");
 }
 
 /*
@@ -513,7 +513,7 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		return 0;
 	}
 	if (r->r_state == REQ_PARAMS) {
-		conn_error(c, "STDIN before the end of PARAMS");
+		conn_end(c, CONN_NOW, CONN_ERROR, "STDIN before the end of PARAMS");
 		return -1;
 	}
 	if (r->r_state == REQ_HANDLER && r->r_body_open) {
@@ -522,7 +522,7 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 			c->c_nhandler++;
 			req_body_end(r);
 		} else if (req_body_add(r, rec->content, clen) == -1) {
-			conn_close(c, "out of memory reading STDIN");
+			conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading STDIN");
 			return -1;
 		}
 		return 0;
@@ -537,7 +537,7 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		return 0;
 	}
 	if (req_body_add(r, rec->content, clen) == -1) {
-		conn_close(c, "out of memory reading STDIN");
+		conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading STDIN");
 		return -1;
 	}
 	return 0;
@@ -554,7 +554,7 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	if (r->r_role != FCGI_FILTER)
 		return 0;
 	if (r->r_state == REQ_PARAMS) {
-		conn_error(c, "DATA before the end of PARAMS");
+		conn_end(c, CONN_NOW, CONN_ERROR, "DATA before the end of PARAMS");
 		return -1;
 	}
 	if (r->r_state != REQ_STDIN || !r->r_data_open)
@@ -562,7 +562,7 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	if (rec->hdr.content_length == 0)
 		req_data_end(r);
 	else if (req_data_add(r, rec->content, rec->hdr.content_length) == -1) {
-		conn_close(c, "out of memory reading DATA");
+		conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading DATA");
 		return -1;
 	}
 	if (r->r_state == REQ_DRAIN)
@@ -609,7 +609,7 @@ conn_get_values(struct conn *c, const struct fcgi_record *rec)
 		used = fcgi_nv_parse(rec->content + off,
 		    rec->hdr.content_length - off, &nv);
 		if (used <= 0) {
-			conn_error(c, "malformed GET_VALUES");
+			conn_end(c, CONN_NOW, CONN_ERROR, "malformed GET_VALUES");
 			return -1;
 		}
 		off += (size_t)used;

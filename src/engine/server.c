@@ -183,7 +183,7 @@ evfcgi_server_free(struct evfcgi_server *srv)
 	size_t		 i;
 
 	while ((c = TAILQ_FIRST(&srv->srv_conns)) != NULL)
-		conn_close(c, NULL);
+		conn_end(c, CONN_NOW, CONN_CLOSE, NULL);
 	for (i = 0; i < srv->srv_nlisteners; i++) {
 		if (srv->srv_listeners[i].l_lev != NULL)
 			evconnlistener_free(srv->srv_listeners[i].l_lev);
@@ -1040,7 +1040,7 @@ evfcgi_drain(struct evfcgi_server *srv)
 	evtimer_add(srv->srv_drain_ev, &tv);
 	for (c = TAILQ_FIRST(&srv->srv_conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, c_entry);
-		conn_drain(c);
+		conn_end(c, CONN_FLUSHED, CONN_CLOSE, NULL);
 	}
 	if (TAILQ_EMPTY(&srv->srv_conns))
 		event_base_loopexit(srv->srv_base, NULL);
@@ -1048,7 +1048,7 @@ evfcgi_drain(struct evfcgi_server *srv)
 
 /*
  * The drain's deadline: every request still in flight ends now, and its
- * connection is cut (conn_cut()): the cut mark follows what is queued, and
+ * connection is cut (conn_end(), CONN_RESET): the cut mark follows what is queued, and
  * the connection is reset once that is out, so that a front end reports
  * the cut to its client over a unix socket as over TCP.  Connections get
  * DRAIN_CUT_GRACE_S more for their last bytes; then every one left is
@@ -1070,7 +1070,7 @@ server_drain_deadlinecb(evutil_socket_t fd, short what, void *arg)
 		    "output after %d s more: closed", srv->srv_st.connections,
 		    DRAIN_CUT_GRACE_S);
 		while ((c = TAILQ_FIRST(&srv->srv_conns)) != NULL)
-			conn_close(c, NULL);
+			conn_end(c, CONN_NOW, CONN_CLOSE, NULL);
 		event_base_loopexit(srv->srv_base, NULL);
 		return;
 	}
@@ -1086,7 +1086,7 @@ server_drain_deadlinecb(evutil_socket_t fd, short what, void *arg)
 	while ((c = TAILQ_FIRST(&srv->srv_conns)) != NULL && !c->c_cut) {
 		TAILQ_REMOVE(&srv->srv_conns, c, c_entry);
 		TAILQ_INSERT_TAIL(&srv->srv_conns, c, c_entry);
-		conn_cut(c);
+		conn_end(c, CONN_FLUSHED, CONN_RESET, NULL);
 	}
 	if (TAILQ_EMPTY(&srv->srv_conns))
 		event_base_loopexit(srv->srv_base, NULL);
