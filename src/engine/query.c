@@ -214,9 +214,9 @@ evfcgi_path_param(struct evfcgi_req *r, const char *name)
 	struct reqdata	*d;
 
 	/* Made by the dispatch of a pattern route: there if it matched. */
-	if (r->r_qstate != 1)
+	if (r->r_typed_made != 1)
 		return NULL;
-	d = (struct reqdata *)(void *)r->r_query.b_p;
+	d = (struct reqdata *)(void *)r->r_typed.b_p;
 	return d->d_path.st == RD_OK ? reqdata_find(&d->d_path, name) : NULL;
 }
 

@@ -84,8 +84,8 @@ reqdata_get(struct evfcgi_req *r)
 	size_t		 qlen = strlen(q), plen, clen, blen = 0, nq, np, nc;
 	size_t		 nf = 0, off;
 
-	if (r->r_qstate == 1)
-		return (struct reqdata *)(void *)r->r_query.b_p;
+	if (r->r_typed_made == 1)
+		return (struct reqdata *)(void *)r->r_typed.b_p;
 	memset(&tmp, 0, sizeof(tmp));
 	if ((plen = rd_raw_path_len(r, &raw)) == 0)
 		plen = strlen(evfcgi_path(r));
@@ -119,20 +119,20 @@ reqdata_get(struct evfcgi_req *r)
 	rd_room(&tmp.d_path, NULL, &off, np, plen + 1);
 	rd_room(&tmp.d_cookie, NULL, &off, nc, clen + 2 * nc);
 	rd_room(&tmp.d_form, NULL, &off, nf, blen + 2 * nf);
-	if (req_buf_reserve(&r->r_query, off) == -1)
+	if (req_buf_reserve(&r->r_typed, off) == -1)
 		return NULL;
-	d = (struct reqdata *)(void *)r->r_query.b_p;
+	d = (struct reqdata *)(void *)r->r_typed.b_p;
 	*d = tmp;
 	off = (sizeof(tmp) + alignof(struct param) - 1) &
 	    ~(alignof(struct param) - 1);
-	rd_room(&d->d_query, r->r_query.b_p, &off, nq, qlen + 2 * nq);
-	rd_room(&d->d_path, r->r_query.b_p, &off, np, plen + 1);
-	rd_room(&d->d_cookie, r->r_query.b_p, &off, nc, clen + 2 * nc);
-	rd_room(&d->d_form, r->r_query.b_p, &off, nf, blen + 2 * nf);
+	rd_room(&d->d_query, r->r_typed.b_p, &off, nq, qlen + 2 * nq);
+	rd_room(&d->d_path, r->r_typed.b_p, &off, np, plen + 1);
+	rd_room(&d->d_cookie, r->r_typed.b_p, &off, nc, clen + 2 * nc);
+	rd_room(&d->d_form, r->r_typed.b_p, &off, nf, blen + 2 * nf);
 	d->d_body = body;
 	d->d_blen = blen;
-	r->r_query.b_len = off;
-	r->r_qstate = 1;
+	r->r_typed.b_len = off;
+	r->r_typed_made = 1;
 	return d;
 }
 

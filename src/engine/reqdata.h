@@ -1,6 +1,6 @@
 /*
  * reqdata.h: what a request says as typed data, decoded on first use into
- * one block the request keeps (its r_query buffer, back in the pool with
+ * one block the request keeps (its r_typed buffer, back in the pool with
  * it): the query's pairs, the route pattern's parameters, the cookies and
  * an urlencoded body.  The block is sized once, when it is made, for all
  * of them, so a string handed out never moves until the request ends;

@@ -88,7 +88,7 @@ req_from_pool(struct req_pool *pool)
 	r->r_mem = keep.r_mem;
 	r->r_pathbuf = keep.r_pathbuf;
 	r->r_hdrs = keep.r_hdrs;
-	r->r_query = keep.r_query;
+	r->r_typed = keep.r_typed;
 	r->r_pv = keep.r_pv;
 	r->r_pvcap = keep.r_pvcap;
 	r->r_body = keep.r_body;
@@ -107,7 +107,7 @@ req_destroy(struct evfcgi_req *r)
 	free(r->r_mem.b_p);
 	free(r->r_pathbuf.b_p);
 	free(r->r_hdrs.b_p);
-	free(r->r_query.b_p);
+	free(r->r_typed.b_p);
 	free(r->r_pv);
 	free(r);
 }
@@ -232,7 +232,7 @@ req_free(struct evfcgi_req *r)
 	buf_reset(&r->r_mem, REQ_KEEP);
 	buf_reset(&r->r_pathbuf, REQ_KEEP);
 	buf_reset(&r->r_hdrs, REQ_KEEP);
-	buf_reset(&r->r_query, REQ_KEEP);
+	buf_reset(&r->r_typed, REQ_KEEP);
 	if (r->r_pvcap * sizeof(*r->r_pv) > REQ_KEEP) {
 		free(r->r_pv);
 		r->r_pv = NULL;

@@ -153,7 +153,9 @@ struct evfcgi_req {
 	struct req_buf		 r_mem;		/* the pairs, NUL-ended */
 	struct req_buf		 r_pathbuf;	/* what r_path points to */
 	struct req_buf		 r_hdrs;	/* evfcgi_header_add() lines */
-	struct req_buf		 r_query;	/* the query's pairs (query.c) */
+	struct req_buf		 r_typed;	/* the typed data's one block:
+						   query, path params, cookies,
+						   form (reqdata.c) */
 	struct param		*r_pv;		/* parsed, into r_mem */
 	size_t			 r_pvcap;
 	struct evbuffer		*r_body;
@@ -170,8 +172,7 @@ struct evfcgi_req {
 	void			*r_fn_arg;
 	size_t			 r_plen;	/* of r_path, the route's part */
 	uint64_t		 r_route_max;	/* the route's body cap, 0: none */
-	size_t			 r_nq;		/* pairs in r_query */
-	int			 r_qstate;	/* 0 not decoded, 1, -1 bad */
+	int			 r_typed_made;	/* r_typed holds the block */
 	/* A streamed body (EVFCGI_ROUTE_STREAM): */
 	unsigned		 r_stream:1;
 	unsigned		 r_body_open:1;	/* its empty STDIN not yet in */
