@@ -558,6 +558,30 @@ START_TEST(long_header_block)
 }
 END_TEST
 
+/* Finished with no header: the engine's 500, not an empty answer. */
+static void
+h_finish_bare(struct evfcgi_req *req, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(evfcgi_finish(req), -1);
+}
+
+START_TEST(finish_without_header)
+{
+	struct peer	*p;
+
+	ck_assert_int_eq(evfcgi_route(srv, "/bare", h_finish_bare, NULL), 0);
+	p = peer_new();
+	send_req(p, 1, "/bare", NULL);
+	send_req(p, 2, "/bare", NULL);
+	ck_assert(RUN_UNTIL(p, p->r[1].ended && p->r[2].ended, 5));
+	ck_assert_int_eq(resp_status(&p->r[1]), 500);
+	ck_assert_int_eq(resp_status(&p->r[2]), 500);
+	ck_assert(logged("finished with no header: 500 sent"));
+	peer_free(p);
+}
+END_TEST
+
 /* An authorizer's own short header names pass; Variable- ones are read. */
 static int	 auth_rc[4];
 
@@ -664,7 +688,7 @@ main(void)
 
 	tc = suite_add_case(s, "core", setup, teardown, 60,
 	    abort_answers_another, long_header_block, authorizer_header_names,
-	    answer_on_a_cut_stream_ends, NULL);
+	    answer_on_a_cut_stream_ends, finish_without_header, NULL);
 	tcase_add_loop_test(tc, abort_by_peer, 0, ACT_N);
 	tcase_add_loop_test(tc, abort_by_close, 0, ACT_N);
 	tcase_add_loop_test(tc, abort_by_engine, 0, ACT_N);

@@ -485,7 +485,10 @@ void	evfcgi_on_abort(struct evfcgi_req *req, evfcgi_abort_cb fn, void *arg);
  * Returns 0, or -1 when the request had finished already, its output
  * failed, or its body fell short of its Content-Length: then the answer
  * is cut (logged; no END_REQUEST, and the connection is reset once its
- * output is out, so the front end reports the cut to its client).
+ * output is out, so the front end reports the cut to its client).  Called
+ * before any header (evfcgi_header()), it sends the engine's 500 page in
+ * place of an empty answer (logged) and returns -1; the request ends all
+ * the same.
  */
 int	evfcgi_finish(struct evfcgi_req *req);
 

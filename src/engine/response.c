@@ -786,6 +786,18 @@ req_finish(struct evfcgi_req *r, int cut)
 	    r->r_app_locked)
 		return -1;
 	req_fd_close(r);
+	/*
+	 * Finished before any header: an empty answer would reach the front
+	 * end as a broken one (nginx: 502, "upstream sent no valid header"),
+	 * or as nothing at all.  The engine's own 500 goes instead.
+	 */
+	if (!cut && r->r_hdr == HDR_NONE && !l->rl_broken &&
+	    r->r_state == REQ_HANDLER) {
+		log_warn("%s: request %u: finished with no header: 500 sent",
+		    l->rl_peer, r->r_id);
+		(void)req_engine_page(r, 500, "the application sent no answer");
+		return -1;
+	}
 	if (r->r_short)
 		cut = 1;	/* logged when its write was refused */
 	if (!cut && r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
