@@ -539,8 +539,9 @@ START_TEST(log_hook)
 	ck_assert_uint_eq(nlines, 0);
 	ck_assert_int_eq(evfcgi_set_log(NULL, LOG_DEBUG, log_take, NULL), 0);
 	ck_assert_int_eq(get("GET", "/w"), 200);
-	ck_assert_int_ge(logged("stdin -> handler"), 0);
-	ck_assert_int_eq(lines[logged("stdin -> handler")].prio, LOG_DEBUG);
+	ck_assert_int_ge(logged("request 1: answer ended, input done"), 0);
+	ck_assert_int_ge(logged("request 1: to its handler"), 0);
+	ck_assert_int_eq(lines[logged("to its handler")].prio, LOG_DEBUG);
 }
 END_TEST
 

@@ -20,7 +20,8 @@
 
 /* What the fake connection was told. */
 static int			 n_done, n_produce, n_failed;
-static enum req_state		 done_state;
+static enum req_in		 done_in;	/* r's machines at ro_done */
+static enum req_out		 done_out;
 static struct req_env		 fenv;
 static struct req_pool		 fpool;
 static struct req_link		 flink;
@@ -35,7 +36,18 @@ fake_done(struct evfcgi_req *r, void *owner)
 {
 	ck_assert_ptr_eq(owner, &flink);
 	n_done++;
-	done_state = r->r_state;
+	done_in = r->r_in;
+	done_out = r->r_out;
+}
+
+/* What req_dispatch() does, with no handler to run: the app holds r. */
+static int
+hold(struct evfcgi_req *r)
+{
+	if (!req_collecting(r) || req_set_in(r, IN_DONE) == -1)
+		return -1;
+	r->r_app = 1;
+	return 0;
 }
 
 static void
@@ -130,7 +142,7 @@ req_with(const char *const *nv)
 	if (len > 0)
 		ck_assert_int_eq(req_params_add(r, buf, len), 0);
 	ck_assert_int_eq(req_params_end(r, &why), 0);
-	if (r->r_state == REQ_STDIN)
+	if (req_collecting(r))
 		req_route(r, &(struct req_route){ .rr_fn = NULL }, 0);
 	return r;
 }
@@ -194,13 +206,13 @@ START_TEST(lifecycle_to_done)
 	    "QUERY_STRING", "x=1", NULL };
 	struct evfcgi_req	*r = req_with(nv);
 
-	ck_assert_int_eq(r->r_state, REQ_STDIN);
+	ck_assert(req_collecting(r));
 	ck_assert_uint_eq(st.requests_total, 1);
 	ck_assert_uint_eq(st.requests_active, 1);
 	dispatch(r, handler, &handled, 0);
 	ck_assert_int_eq(handled, 1);
 	ck_assert_int_eq(n_done, 1);
-	ck_assert_int_eq(done_state, REQ_DONE);
+	ck_assert(done_out == OUT_ENDED && done_in == IN_DONE);
 	ck_assert_uint_eq(st.requests_active, 0);
 	ck_assert_str_eq(stdout_text(), "Status: 200 OK\r\nContent-Type: "
 	    "text/plain\r\nContent-Length: 3\r\n\r\nok\n");
@@ -239,23 +251,32 @@ START_TEST(steps_refused)
 	struct evfcgi_req	*r;
 
 	ck_assert_ptr_nonnull(r = req_new(&flink, 1, 0));
-	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), -1);
-	ck_assert_int_eq(req_set_state(r, REQ_DONE), -1);
-	ck_assert_int_eq(req_set_state(r, REQ_DRAIN), -1);
-	ck_assert_int_eq(r->r_state, REQ_PARAMS);
+	ck_assert_uint_eq(flink.rl_nin[IN_PARAMS], 1);
+	ck_assert_int_eq(req_set_in(r, IN_DONE), -1);
+	ck_assert_int_eq(req_set_in(r, IN_PARAMS), -1);
+	ck_assert_int_eq(req_set_out(r, OUT_NONE), -1);
+	ck_assert_int_eq(r->r_in, IN_PARAMS);
 	req_free(r);
+	ck_assert_uint_eq(flink.rl_nin[IN_PARAMS], 0);
 	r = req_with(nv);
-	ck_assert_int_eq(req_set_state(r, REQ_PARAMS), -1);
-	ck_assert_int_eq(req_set_state(r, REQ_DONE), -1);
-	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
-	ck_assert_int_eq(req_set_state(r, REQ_PARAMS), -1);
-	ck_assert_int_eq(req_set_state(r, REQ_STDIN), -1);
-	ck_assert_int_eq(req_set_state(r, REQ_DONE), 0);
-	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), -1);
-	ck_assert_int_eq(r->r_state, REQ_DONE);
+	ck_assert_uint_eq(flink.rl_nin[IN_BODY], 1);
+	ck_assert_int_eq(req_set_in(r, IN_PARAMS), -1);
+	ck_assert_int_eq(req_set_in(r, IN_BODY), -1);
+	ck_assert_int_eq(req_set_in(r, IN_DONE), 0);
+	ck_assert_int_eq(req_set_in(r, IN_BODY), -1);
+	ck_assert_uint_eq(flink.rl_nin[IN_BODY], 0);
+	ck_assert_uint_eq(flink.rl_nin[IN_DONE], 1);
+	ck_assert_int_eq(req_set_out(r, OUT_HEADER), 0);
+	ck_assert_int_eq(req_set_out(r, OUT_NONE), -1);
+	ck_assert_int_eq(req_set_out(r, OUT_HEADER), -1);
+	ck_assert_int_eq(req_set_out(r, OUT_ENDED), 0);
+	ck_assert_int_eq(req_set_out(r, OUT_HEADER), -1);
+	ck_assert_int_eq(req_set_out(r, OUT_ENDED), -1);
+	ck_assert(req_over(r));
 	ck_assert_uint_eq(st.requests_active, 0);
 	req_free(r);
 	ck_assert_uint_eq(st.requests_active, 0);
+	ck_assert_uint_eq(flink.rl_nin[IN_DONE], 0);
 }
 END_TEST
 
@@ -265,7 +286,7 @@ START_TEST(second_header_refused)
 	struct evfcgi_req	*r = req_with(nv);
 	size_t			 len;
 
-	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	ck_assert_int_eq(hold(r), 0);
 	ck_assert_int_eq(evfcgi_write(r, "early", 5), -1);
 	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out.fo_queue), 0);
 	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", -1), 0);
@@ -295,7 +316,7 @@ START_TEST(engine_answers)
 	ck_assert_str_eq(stdout_text(), "Status: 404 Not Found\r\n"
 	    "Content-Type: text/plain\r\nContent-Length: 14\r\n\r\n"
 	    "404 Not Found\n");
-	ck_assert_int_eq(done_state, REQ_DONE);
+	ck_assert(done_out == OUT_ENDED && done_in == IN_DONE);
 	req_free(r);
 	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	r = req_with(nv);
@@ -312,7 +333,7 @@ START_TEST(producer)
 	static const char *const nv[] = { NULL };
 	struct evfcgi_req	*r = req_with(nv);
 
-	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	ck_assert_int_eq(hold(r), 0);
 	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", 2), 0);
 	evfcgi_produce(r, NULL, NULL);
 	ck_assert_int_eq(n_produce, 1);
@@ -333,7 +354,7 @@ START_TEST(params_over_limit)
 	ck_assert_int_eq(req_params_add(r, big, 100), 0);
 	ck_assert_int_eq(req_params_end(r, &why), 0);
 	ck_assert_int_eq(n_done, 1);
-	ck_assert_int_eq(done_state, REQ_DRAIN);
+	ck_assert(done_out == OUT_ENDED && done_in == IN_BODY);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 431 "));
 	ck_assert_uint_eq(st.rejected, 1);
 	ck_assert_uint_eq(st.requests_active, 0);
@@ -352,7 +373,7 @@ START_TEST(body_length_checks)
 
 	r = req_with(bad);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 400 "));
-	ck_assert_int_eq(r->r_state, REQ_DRAIN);
+	ck_assert(r->r_out == OUT_ENDED && r->r_in == IN_BODY);
 	req_free(r);
 	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	r = req_with(big);
@@ -360,14 +381,14 @@ START_TEST(body_length_checks)
 	req_free(r);
 	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	r = req_with(unknown);
-	ck_assert_int_eq(r->r_state, REQ_STDIN);
+	ck_assert(req_collecting(r));
 	req_free(r);
 	r = req_with(ok);
-	ck_assert_int_eq(r->r_state, REQ_STDIN);
+	ck_assert(req_collecting(r));
 	ck_assert_int_eq(req_body_add(r, "0123456789", 10), 0);
-	ck_assert_int_eq(r->r_state, REQ_STDIN);
+	ck_assert(req_collecting(r));
 	ck_assert_int_eq(req_body_add(r, "0123456789", 10), 0);
-	ck_assert_int_eq(r->r_state, REQ_DRAIN);
+	ck_assert(r->r_out == OUT_ENDED && r->r_in == IN_BODY);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 413 "));
 	req_free(r);
 }
@@ -396,7 +417,7 @@ START_TEST(output_fails)
 	static const char *const nv[] = { NULL };
 	struct evfcgi_req	*r = req_with(nv);
 
-	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	ck_assert_int_eq(hold(r), 0);
 	ck_assert_int_eq(evbuffer_freeze(flink.rl_out.fo_queue, 0), 0);
 	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", 1), -1);
 	ck_assert_int_eq(n_failed, 1);
@@ -406,7 +427,7 @@ START_TEST(output_fails)
 	ck_assert_int_eq(n_failed, 1);
 	evfcgi_finish(r);
 	ck_assert_int_eq(n_done, 1);
-	ck_assert_int_eq(done_state, REQ_DONE);
+	ck_assert(done_out == OUT_ENDED && done_in == IN_DONE);
 	ck_assert_uint_eq(evbuffer_get_length(flink.rl_out.fo_queue), 0);
 	req_free(r);
 }
@@ -540,7 +561,7 @@ START_TEST(request_view)
 	req_free(r);
 	/* A bad escape is answered 400 before any route. */
 	r = req_with(nv2);
-	ck_assert_int_eq(r->r_state, REQ_DRAIN);
+	ck_assert(r->r_out == OUT_ENDED && r->r_in == IN_BODY);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 400 "));
 	ck_assert_str_eq(evfcgi_method(r), "");
 	ck_assert_ptr_null(evfcgi_remote_addr(r, &port));
@@ -604,7 +625,7 @@ START_TEST(write_ref_free)
 	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	freed = 0;
 	r = req_with(nv);
-	r->r_state = REQ_HANDLER;
+	ck_assert_int_eq(hold(r), 0);
 	ck_assert_int_eq(evfcgi_header(r, 200, "a/b", sizeof(data)), 0);
 	ck_assert_int_eq(evfcgi_write_ref_free(r, data, sizeof(data),
 	    count_free, &freed), 0);
@@ -615,17 +636,15 @@ START_TEST(write_ref_free)
 	ck_assert_int_eq(freed, 0);
 	evbuffer_drain(flink.rl_out.fo_queue, 8);
 	ck_assert_int_eq(freed, 1);
-	r->r_state = REQ_STDIN;
 	req_free(r);
 	/* HEAD: nothing queued, freed at once. */
 	freed = 0;
 	r = req_with(head);
-	r->r_state = REQ_HANDLER;
+	ck_assert_int_eq(hold(r), 0);
 	ck_assert_int_eq(evfcgi_header(r, 200, "a/b", 5), 0);
 	ck_assert_int_eq(evfcgi_write_ref_free(r, data, 5, count_free,
 	    &freed), 0);
 	ck_assert_int_eq(freed, 1);
-	r->r_state = REQ_STDIN;
 	req_free(r);
 	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 }
@@ -664,7 +683,7 @@ req_handled(const char *method)
 	    method != NULL ? method : "GET", NULL };
 	struct evfcgi_req	*r = req_with(nv);
 
-	ck_assert_int_eq(req_set_state(r, REQ_HANDLER), 0);
+	ck_assert_int_eq(hold(r), 0);
 	return r;
 }
 
@@ -899,7 +918,7 @@ START_TEST(producer_bounded)
 	ck_assert_uint_le(prod_wrote, 1000 + lim.high_water + 4000);
 	ck_assert_int_eq(prod_aborts, 1);
 	ck_assert_int_eq(n_done, 1);
-	ck_assert_int_eq(done_state, REQ_DONE);
+	ck_assert(done_out == OUT_ENDED && done_in == IN_DONE);
 	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\n\r\n");
 	req_free(r);
 }
@@ -978,7 +997,7 @@ START_TEST(path_cleaned_in_request)
 	ck_assert_str_eq(evfcgi_path(r), "/links/1/");
 	req_free(r);
 	r = req_with(nv2);
-	ck_assert_int_ne(r->r_state, REQ_STDIN);
+	ck_assert(!req_collecting(r));
 	ck_assert_ptr_nonnull(strstr(stdout_take(), "Status: 400 "));
 	req_free(r);
 	r = req_with(nv3);

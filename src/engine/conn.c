@@ -308,8 +308,7 @@ conn_cuts_answer(const struct conn *c)
 	    (c->c_out != NULL && evbuffer_get_length(c->c_out) > 0))
 		return 1;
 	TAILQ_FOREACH(r, &c->c_reqs, r_entry)
-		if (r->r_hdr == HDR_SENT &&
-		    (r->r_state == REQ_HANDLER || r->r_state == REQ_STDIN))
+		if (r->r_out == OUT_HEADER)
 			return 1;
 	return 0;
 }
@@ -361,7 +360,7 @@ conn_close_now(struct conn *c, const char *why)
 	conn_enter(c);
 	while ((r = TAILQ_FIRST(&c->c_reqs)) != NULL) {
 		TAILQ_REMOVE(&c->c_reqs, r, r_entry);
-		if (r->r_state == REQ_HANDLER)
+		if (req_held(r))
 			env->ce_st->aborted++;
 		req_kill(r);
 	}
@@ -514,7 +513,7 @@ conn_cut_all(struct conn *c)
 	/* Abort callbacks may end other requests: take the first each time. */
 	while ((r = TAILQ_FIRST(&c->c_reqs)) != NULL) {
 		conn_req_unlink(c, r);
-		if (r->r_state == REQ_HANDLER || r->r_state == REQ_STDIN)
+		if (req_answerable(r))
 			c->c_env->ce_st->aborted++;
 		req_kill(r);
 	}
@@ -838,7 +837,6 @@ conn_req_add(struct conn *c, struct evfcgi_req *r)
 		return -1;
 	TAILQ_INSERT_TAIL(&c->c_reqs, r, r_entry);
 	TAILQ_INSERT_TAIL(&c->c_params, r, r_params_entry);
-	c->c_nparams++;
 	return 0;
 }
 
@@ -847,14 +845,8 @@ conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 {
 	reqtab_del(&c->c_tab, r);
 	TAILQ_REMOVE(&c->c_reqs, r, r_entry);
-	if (r->r_state == REQ_PARAMS) {
+	if (r->r_in == IN_PARAMS)
 		TAILQ_REMOVE(&c->c_params, r, r_params_entry);
-		c->c_nparams--;
-	}
-	/* A streamed request counts once its body has ended. */
-	if ((r->r_state == REQ_HANDLER && !r->r_body_open) ||
-	    r->r_state == REQ_DONE)
-		c->c_nhandler--;
 	if (r->r_producing) {
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
 		r->r_producing = 0;
@@ -897,7 +889,7 @@ conn_req_done(struct evfcgi_req *r, void *arg)
 	conn_enter(c);
 	if (!r->r_keep)
 		c->c_close_after = 1;
-	if (r->r_state == REQ_DONE)
+	if (req_over(r))
 		conn_req_free(c, r);
 	else if (r->r_producing) {
 		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
@@ -992,8 +984,8 @@ conn_timer_update(struct conn *c)
 	if (c->c_timer_kind == TIMER_FAIL)
 		return;
 	event_base_gettimeofday_cached(c->c_env->ce_base, &now);
-	/* Requests in STDIN or DRAIN wait for input. */
-	awaiting = c->c_tab.rt_n > c->c_nparams + c->c_nhandler;
+	/* Requests in their body (answered or not) wait for input. */
+	awaiting = c->c_link.rl_nin[IN_BODY] > 0;
 	idle = c->c_tab.rt_n == 0 && conn_out_len(c) == 0;
 	if (!TAILQ_EMPTY(&c->c_params)) {
 		/* Not reading (paused, held), c waits on itself: no deadline. */
@@ -1269,9 +1261,9 @@ conn_input_ended(struct conn *c)
 	/* What still waits for input is dead; the rest is answered. */
 	for (r = TAILQ_FIRST(&c->c_reqs); r != NULL; r = next) {
 		next = TAILQ_NEXT(r, r_entry);
-		if (r->r_state != REQ_HANDLER)
+		if (!req_held(r))
 			conn_req_free(c, r);
-		else if (r->r_body_open) {
+		else if (req_body_open(r)) {
 			/* A streamed body that will never end. */
 			c->c_env->ce_st->aborted++;
 			conn_req_unlink(c, r);

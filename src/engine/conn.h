@@ -114,8 +114,6 @@ struct conn {
 	struct reqtab		 c_tab;		/* requests in flight, by id */
 	struct req_list		 c_reqs;	/* the same, in BEGIN order */
 	struct req_list		 c_params;	/* those in PARAMS, in order */
-	uint32_t		 c_nparams;
-	uint32_t		 c_nhandler;	/* those the application has */
 	struct evfcgi_req	*c_kicked;	/* streamed bodies to look at
 						   next turn (r_kick_next) */
 	struct req_list		 c_producers;	/* round-robin order */

@@ -320,7 +320,7 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 		return 0;
 	case FCGI_PARAMS:
 		/* Records for ids not in flight are ignored, as the spec says. */
-		if (r != NULL && r->r_state == REQ_PARAMS)
+		if (r != NULL && r->r_in == IN_PARAMS)
 			return conn_params(c, r, rec);
 		return 0;
 	case FCGI_STDIN:
@@ -356,7 +356,7 @@ conn_abort_req(struct conn *c, struct evfcgi_req *r)
 {
 	c->c_env->ce_st->aborted++;
 	log_debug("%s: request %u aborted by peer", c->c_peer, r->r_id);
-	if (r->r_state != REQ_DRAIN)
+	if (r->r_out != OUT_ENDED)
 		(void)conn_out(c, fcgi_out_end_request(&c->c_link.rl_out,
 		    r->r_id, FCGI_REQUEST_COMPLETE));
 	if (!r->r_keep)
@@ -388,7 +388,7 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 	/* Accepted in a drain for this request: c may close after it. */
 	c->c_first_due = 0;
 	if ((r = conn_find(c, id)) != NULL) {
-		if (r->r_state != REQ_DRAIN) {
+		if (r->r_out != OUT_ENDED) {
 			conn_end(c, CONN_NOW, CONN_ERROR, "BEGIN_REQUEST for a request id in flight");
 			return -1;
 		}
@@ -446,7 +446,6 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	   next one's turn. */
 	first = TAILQ_FIRST(&c->c_params) == r;
 	TAILQ_REMOVE(&c->c_params, r, r_params_entry);
-	c->c_nparams--;
 	if (first)
 		conn_params_clock(c);
 	if (req_params_end(r, &why) == -1) {
@@ -455,7 +454,7 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	}
 	if (r->r_role == FCGI_AUTHORIZER)
 		conn_authorizer(c, r);
-	else if (r->r_state == REQ_STDIN)
+	else if (req_collecting(r))
 		conn_route(c, r);
 	return 0;
 }
@@ -469,9 +468,9 @@ static void
 conn_authorizer(struct conn *c, struct evfcgi_req *r)
 {
 	r->r_stdin_done = 1;
-	if (r->r_state == REQ_STDIN)
+	if (req_collecting(r))
 		conn_route(c, r);
-	if (r->r_state == REQ_STDIN)
+	if (req_collecting(r))
 		conn_dispatch(c, r);
 	else
 		conn_drained(c, r);
@@ -491,7 +490,7 @@ conn_route(struct conn *c, struct evfcgi_req *r)
 	env->ce_route(env->ce_arg, evfcgi_path(r), evfcgi_method(r),
 	    r->r_role, &rt);
 	req_route(r, &rt, budget_refuse(env->ce_budget));
-	if (r->r_role == FCGI_FILTER && r->r_state == REQ_STDIN &&
+	if (r->r_role == FCGI_FILTER && req_collecting(r) &&
 	    req_data_begin(r) == -1)
 		conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading DATA");
 }
@@ -505,21 +504,20 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 {
 	size_t	 clen = rec->hdr.content_length;
 
-	if (r->r_state == REQ_DRAIN) {
+	if (r->r_out == OUT_ENDED) {
 		if (clen == 0) {
 			conn_req_free(c, r);
 			conn_maybe_close(c);
 		}
 		return 0;
 	}
-	if (r->r_state == REQ_PARAMS) {
+	if (r->r_in == IN_PARAMS) {
 		conn_end(c, CONN_NOW, CONN_ERROR, "STDIN before the end of PARAMS");
 		return -1;
 	}
-	if (r->r_state == REQ_HANDLER && r->r_body_open) {
+	if (req_body_open(r)) {
 		if (clen == 0) {
 			/* The application has it, and waits for no input. */
-			c->c_nhandler++;
 			req_body_end(r);
 		} else if (req_body_add(r, rec->content, clen) == -1) {
 			conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading STDIN");
@@ -527,7 +525,7 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		}
 		return 0;
 	}
-	if (r->r_state != REQ_STDIN || r->r_stdin_done)
+	if (!req_collecting(r) || r->r_stdin_done)
 		return 0;
 	if (clen == 0) {
 		/* A filter runs once its DATA has ended too. */
@@ -553,11 +551,11 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 {
 	if (r->r_role != FCGI_FILTER)
 		return 0;
-	if (r->r_state == REQ_PARAMS) {
+	if (r->r_in == IN_PARAMS) {
 		conn_end(c, CONN_NOW, CONN_ERROR, "DATA before the end of PARAMS");
 		return -1;
 	}
-	if (r->r_state != REQ_STDIN || !r->r_data_open)
+	if (!req_collecting(r) || !r->r_data_open)
 		return 0;
 	if (rec->hdr.content_length == 0)
 		req_data_end(r);
@@ -565,7 +563,7 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading DATA");
 		return -1;
 	}
-	if (r->r_state == REQ_DRAIN)
+	if (r->r_out == OUT_ENDED)
 		conn_drained(c, r);
 	else if (!r->r_data_open && r->r_stdin_done)
 		conn_dispatch(c, r);
@@ -579,7 +577,7 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 static void
 conn_drained(struct conn *c, struct evfcgi_req *r)
 {
-	if (r->r_state != REQ_DRAIN || !r->r_stdin_done)
+	if (r->r_out != OUT_ENDED || !r->r_stdin_done)
 		return;
 	conn_req_free(c, r);
 	conn_maybe_close(c);
@@ -589,7 +587,6 @@ conn_drained(struct conn *c, struct evfcgi_req *r)
 static void
 conn_dispatch(struct conn *c, struct evfcgi_req *r)
 {
-	c->c_nhandler++;
 	req_dispatch(r, budget_refuse(c->c_env->ce_budget));
 }
 

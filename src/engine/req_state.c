@@ -1,7 +1,7 @@
 /*
  * req_state.c: what request.c (a request's life and input) and response.c
- * (its answer) both stand on: the steps of a request's state, and its
- * growable buffers.  It calls neither.
+ * (its answer) both stand on: the steps of a request's two machines
+ * (request.h), and its growable buffers.  It calls neither.
  */
 #include <sys/types.h>
 
@@ -10,35 +10,38 @@
 #include "log.h"
 #include "request.h"
 
-static const char *const req_state_names[] = {
-	"params", "stdin", "handler", "drain", "done"
-};
+static const char *const req_in_names[] = { "params", "body", "done" };
+static const char *const req_out_names[] = { "none", "header", "ended" };
 
-/* allowed[from] has bit (1 << to) for each step the lifecycle has. */
-static const unsigned req_steps[] = {
-	[REQ_PARAMS] = 1u << REQ_STDIN,
-	[REQ_STDIN] = 1u << REQ_HANDLER | 1u << REQ_DRAIN,
-	[REQ_HANDLER] = 1u << REQ_DONE | 1u << REQ_DRAIN,
-	[REQ_DRAIN] = 0,
-	[REQ_DONE] = 0
+/* The steps each machine has: bit (1 << to) of steps[from]. */
+const unsigned req_in_steps[REQ_IN_N] = {
+	[IN_PARAMS] = 1u << IN_BODY,
+	[IN_BODY] = 1u << IN_DONE,
+	[IN_DONE] = 0
+};
+const unsigned req_out_steps[REQ_OUT_N] = {
+	[OUT_NONE] = 1u << OUT_HEADER | 1u << OUT_ENDED,
+	[OUT_HEADER] = 1u << OUT_ENDED,
+	[OUT_ENDED] = 0
 };
 
 int
-req_set_state(struct evfcgi_req *r, enum req_state s)
+req_step_refused(const struct evfcgi_req *r, int out, unsigned to)
 {
-	if ((req_steps[r->r_state] & (1u << s)) == 0) {
-		log_err("%s: request %u: no step from %s to %s",
-		    r->r_link->rl_peer, r->r_id, req_state_names[r->r_state],
-		    req_state_names[s]);
-		return -1;
-	}
+	const char *const	*names = out ? req_out_names : req_in_names;
+
+	log_err("%s: request %u: %s: no step from %s to %s",
+	    r->r_link->rl_peer, r->r_id, out ? "output" : "input",
+	    names[out ? r->r_out : r->r_in], names[to]);
+	return -1;
+}
+
+void
+req_ended_log(const struct evfcgi_req *r)
+{
 	if (log_enabled(LOG_DEBUG))
-		log_debug("%s: request %u: %s -> %s", r->r_link->rl_peer,
-		    r->r_id, req_state_names[r->r_state], req_state_names[s]);
-	if (s == REQ_DRAIN || s == REQ_DONE)
-		r->r_link->rl_env->re_st->requests_active--;
-	r->r_state = s;
-	return 0;
+		log_debug("%s: request %u: answer ended, input %s",
+		    r->r_link->rl_peer, r->r_id, req_in_names[r->r_in]);
 }
 
 int

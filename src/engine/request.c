@@ -135,8 +135,10 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_id = id;
 	r->r_keep = keep != 0;
 	r->r_role = FCGI_RESPONDER;	/* the connection says otherwise */
-	r->r_state = REQ_PARAMS;
-	r->r_hdr = HDR_NONE;
+	r->r_in = IN_PARAMS;
+	r->r_out = OUT_NONE;
+	r->r_app = 0;
+	link->rl_nin[IN_PARAMS]++;
 	r->r_fd = -1;
 	r->r_clen = -1;
 	r->r_status = 0;
@@ -218,8 +220,9 @@ req_free(struct evfcgi_req *r)
 	req_uncharge(r, &r->r_charged_params);
 	req_uncharge(r, &r->r_charged_body);
 	req_uncharge(r, &r->r_charged_data);
-	if (r->r_state != REQ_DRAIN && r->r_state != REQ_DONE)
+	if (r->r_out != OUT_ENDED)
 		r->r_link->rl_env->re_st->requests_active--;
+	r->r_link->rl_nin[r->r_in]--;
 	pool = r->r_link->rl_env->re_pool;
 	if (pool->rp_n >= REQ_POOL_MAX) {
 		req_destroy(r);
@@ -250,7 +253,7 @@ req_release_app(struct evfcgi_req *r)
 
 	r->r_abort = NULL;
 	r->r_body_cb = NULL;
-	if (r->r_state != REQ_HANDLER || fn == NULL)
+	if (!req_held(r) || fn == NULL)
 		return;
 	r->r_app_locked = 1;
 	fn(r, r->r_abort_arg);
@@ -297,7 +300,7 @@ req_params_end(struct evfcgi_req *r, const char **why)
 {
 	const char		*m;
 
-	if (req_set_state(r, REQ_STDIN) == -1) {
+	if (req_set_in(r, IN_BODY) == -1) {
 		*why = "PARAMS ended twice";
 		return -1;
 	}
@@ -344,7 +347,7 @@ req_params_end(struct evfcgi_req *r, const char **why)
 void
 req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 {
-	if (r->r_state != REQ_STDIN)
+	if (!req_collecting(r))
 		return;
 	if (rt->rr_allow != NULL) {
 		(void)evfcgi_header_add(r, "Allow", rt->rr_allow);
@@ -371,7 +374,6 @@ req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 		return;
 	}
 	r->r_stream = 1;
-	r->r_body_open = 1;
 	req_dispatch(r, full);
 }
 
@@ -685,7 +687,7 @@ req_body_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 int
 req_body_full(struct evfcgi_req *r)
 {
-	if (!r->r_stream || r->r_state != REQ_HANDLER || !r->r_body_open ||
+	if (!req_body_open(r) || !req_held(r) ||
 	    evbuffer_get_length(r->r_body) <=
 	    r->r_link->rl_env->re_lim->low_water)
 		return 0;
@@ -696,7 +698,7 @@ req_body_full(struct evfcgi_req *r)
 void
 req_body_end(struct evfcgi_req *r)
 {
-	r->r_body_open = 0;
+	(void)req_set_in(r, IN_DONE);
 	if (r->r_body_cb == NULL)
 		return;
 	r->r_body_told = 1;
@@ -709,9 +711,9 @@ req_body_kick(struct evfcgi_req *r)
 	if (!r->r_kick)
 		return;
 	r->r_kick = 0;
-	if (r->r_state != REQ_HANDLER || r->r_body_cb == NULL)
+	if (!req_held(r) || r->r_body_cb == NULL)
 		return;
-	if (r->r_body_open)
+	if (req_body_open(r))
 		r->r_body_cb(r, r->r_body, 0, r->r_body_arg);
 	else if (!r->r_body_told) {
 		r->r_body_told = 1;
@@ -722,8 +724,18 @@ req_body_kick(struct evfcgi_req *r)
 void
 req_dispatch(struct evfcgi_req *r, int full)
 {
-	if (req_set_state(r, REQ_HANDLER) == -1)
+	if (!req_collecting(r)) {
+		log_err("%s: request %u: dispatched twice, or answered",
+		    r->r_link->rl_peer, r->r_id);
 		return;
+	}
+	/* A buffered body is whole now; a streamed one keeps coming. */
+	if (!r->r_stream && req_set_in(r, IN_DONE) == -1)
+		return;
+	r->r_app = 1;
+	if (log_enabled(LOG_DEBUG))
+		log_debug("%s: request %u: to its handler", r->r_link->rl_peer,
+		    r->r_id);
 	if (full) {
 		req_refuse(r, 503, "output queues are full", 0);
 	} else if (r->r_fn == NULL)
@@ -746,7 +758,7 @@ req_produce(struct evfcgi_req *r, size_t room)
 	rc = r->r_producer(r, room, r->r_producer_arg);
 	if (l->rl_prod != r)
 		return 1;	/* r ended in the call (req_free() said so) */
-	if (rc == 1 || r->r_state != REQ_HANDLER || r->r_producer == NULL) {
+	if (rc == 1 || !req_held(r) || r->r_producer == NULL) {
 		l->rl_prod = NULL;
 		if (rc == 1)
 			(void)evfcgi_finish(r);
@@ -895,14 +907,14 @@ evfcgi_data(struct evfcgi_req *r)
 int
 evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
 {
-	if (!r->r_stream || r->r_state != REQ_HANDLER || r->r_body_told ||
+	if (!r->r_stream || !req_held(r) || r->r_body_told ||
 	    r->r_app_locked)
 		return -1;
 	r->r_body_cb = fn;
 	r->r_body_arg = arg;
 	/* Set late: what waits is handed over on the next turn. */
 	if (fn != NULL && (evbuffer_get_length(r->r_body) > 0 ||
-	    !r->r_body_open)) {
+	    !req_body_open(r))) {
 		r->r_kick = 1;
 		r->r_link->rl_env->re_ops->ro_resume(r, r->r_link->rl_owner);
 	}
@@ -912,7 +924,7 @@ evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
 int
 evfcgi_body_limit(struct evfcgi_req *r, uint64_t max)
 {
-	if (!r->r_stream || r->r_state != REQ_HANDLER || r->r_app_locked)
+	if (!r->r_stream || !req_held(r) || r->r_app_locked)
 		return -1;
 	if (max > 0 && (r->r_body_seen > max ||
 	    (r->r_clen >= 0 && (uint64_t)r->r_clen > max)))

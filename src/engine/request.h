@@ -21,26 +21,41 @@
 struct evbuffer;
 
 /*
- * PARAMS -> STDIN -> HANDLER -> DONE, or STDIN -> DRAIN when the engine
- * answers before the body has ended (an error), or HANDLER -> DRAIN when a
- * streamed request is answered before its body ended; req_set_state()
- * refuses any other step.  DONE and DRAIN are answered: END_REQUEST is
- * queued.  A streamed request (EVFCGI_ROUTE_STREAM) goes from STDIN to
- * HANDLER at the end of PARAMS, its body still open (r_body_open).
+ * A request's life is two machines and who holds it.
+ *
+ * Input, what the peer still sends: IN_PARAMS -> IN_BODY -> IN_DONE.  Its
+ * body is buffered (the handler runs at IN_DONE), streamed (EVFCGI_ROUTE_
+ * STREAM: the handler runs at the start of IN_BODY and is handed the body
+ * as it comes) or a filter's STDIN and DATA (IN_DONE once both ended).
+ * A request answered before its input ended waits in IN_BODY for its
+ * empty STDIN, dropping what comes, and is freed then: it never reaches
+ * IN_DONE.
+ *
+ * Output, what has gone to the peer: OUT_NONE -> OUT_HEADER -> OUT_ENDED,
+ * or OUT_NONE -> OUT_ENDED (an answer that could not be queued).  Between
+ * header and end, its body goes by copies, by a producer (r_prod) or from
+ * a descriptor (r_fd).  OUT_ENDED is END_REQUEST queued, or the answer cut
+ * (req_link_cut()); it is entered in one place, req_finish() in
+ * response.c, and there before any application callback runs.
+ *
+ * The application holds a request from req_dispatch() (r_app) until its
+ * output ends; the engine holds it before and after.  req_set_in() and
+ * req_set_out() refuse any other step; the predicates below say in those
+ * terms what the code asks of a request.
  */
-enum req_state {
-	REQ_PARAMS,	/* collecting PARAMS */
-	REQ_STDIN,	/* collecting the body */
-	REQ_HANDLER,	/* the application owns it */
-	REQ_DRAIN,	/* answered; discarding input until STDIN ends */
-	REQ_DONE	/* answered after its input ended: to be freed */
+enum req_in {
+	IN_PARAMS,	/* collecting PARAMS */
+	IN_BODY,	/* collecting (or, answered, dropping) the body */
+	IN_DONE		/* its input has ended */
 };
+#define REQ_IN_N	3
 
-/* The response: nothing yet, or the header block has been queued. */
-enum req_hdr {
-	HDR_NONE,
-	HDR_SENT
+enum req_out {
+	OUT_NONE,	/* nothing queued */
+	OUT_HEADER,	/* the header block is queued */
+	OUT_ENDED	/* END_REQUEST queued, or the answer cut */
 };
+#define REQ_OUT_N	3
 
 /* What a request calls in its connection; each gets the link's owner. */
 struct req_ops {
@@ -115,6 +130,9 @@ struct req_link {
 	int				 rl_cut;	/* an answer was cut: the
 							   connection is reset */
 	struct evfcgi_req		*rl_prod;	/* its producer runs */
+	/* Its requests by input state: kept by req_new(), req_set_in()
+	   and req_free() alone. */
+	uint16_t			 rl_nin[REQ_IN_N];	/* ids: 16 bits */
 };
 
 struct param {
@@ -128,8 +146,9 @@ struct evfcgi_req {
 	uint16_t		 r_id;
 	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
 	uint8_t			 r_role;	/* FCGI_RESPONDER ... */
-	enum req_state		 r_state;
-	enum req_hdr		 r_hdr;
+	enum req_in		 r_in;
+	enum req_out		 r_out;
+	unsigned		 r_app:1;	/* dispatched to its handler */
 	int			 r_nobody;	/* HEAD: body writes dropped */
 	int			 r_is_head;	/* REQUEST_METHOD HEAD */
 	const char		*r_method;	/* REQUEST_METHOD, once the
@@ -175,7 +194,6 @@ struct evfcgi_req {
 	int			 r_typed_made;	/* r_typed holds the block */
 	/* A streamed body (EVFCGI_ROUTE_STREAM): */
 	unsigned		 r_stream:1;
-	unsigned		 r_body_open:1;	/* its empty STDIN not yet in */
 	unsigned		 r_body_told:1;	/* done 1 was handed over */
 	unsigned		 r_paused:1;	/* input held: too much waits */
 	unsigned		 r_kick:1;	/* body to hand over next turn */
@@ -230,7 +248,7 @@ struct evfcgi_req *req_new(struct req_link *link, uint16_t id, int keep);
 void	req_free(struct evfcgi_req *r);
 
 /*
- * The application lets go of r: if it holds r (REQ_HANDLER), its abort
+ * The application lets go of r: if it holds r (req_held()), its abort
  * callback runs once, with r locked (r_app_locked) so that nothing it
  * calls on r answers or ends it.  r is still the engine's after it.
  */
@@ -239,11 +257,81 @@ void	req_release_app(struct evfcgi_req *r);
 /* r dies unfinished: req_release_app(), then freed. */
 void	req_kill(struct evfcgi_req *r);
 
+/* The steps each machine has: bit (1 << to) of steps[from] (req_state.c). */
+extern const unsigned	req_in_steps[REQ_IN_N], req_out_steps[REQ_OUT_N];
+
+/* Logs the step from r's state to `to` that its machine has not; -1. */
+int	req_step_refused(const struct evfcgi_req *r, int out, unsigned to);
+
+/* Logs, at LOG_DEBUG, that r's answer ended. */
+void	req_ended_log(const struct evfcgi_req *r);
+
 /*
- * Moves r to state s.  Returns 0, or -1 (logged, r unchanged) when the
- * lifecycle has no such step.
+ * Moves r's input to s, keeping its link's count of each input state.
+ * Returns 0, or -1 (logged, r unchanged) when the machine has no such step.
  */
-int	req_set_state(struct evfcgi_req *r, enum req_state s);
+static inline int
+req_set_in(struct evfcgi_req *r, enum req_in s)
+{
+	if ((req_in_steps[r->r_in] & (1u << s)) == 0)
+		return req_step_refused(r, 0, s);
+	r->r_link->rl_nin[r->r_in]--;
+	r->r_link->rl_nin[s]++;
+	r->r_in = s;
+	return 0;
+}
+
+/*
+ * Moves r's output to s; at OUT_ENDED r is no longer an active request.
+ * Returns 0, or -1 (logged, r unchanged) when the machine has no such step.
+ */
+static inline int
+req_set_out(struct evfcgi_req *r, enum req_out s)
+{
+	if ((req_out_steps[r->r_out] & (1u << s)) == 0)
+		return req_step_refused(r, 1, s);
+	r->r_out = s;
+	if (s == OUT_ENDED) {
+		r->r_link->rl_env->re_st->requests_active--;
+		req_ended_log(r);
+	}
+	return 0;
+}
+
+/* The application holds r: its handler ran, its answer has not ended. */
+static inline int
+req_held(const struct evfcgi_req *r)
+{
+	return r->r_app && r->r_out != OUT_ENDED;
+}
+
+/* r's body comes to the engine, not yet to a handler: none holds it. */
+static inline int
+req_collecting(const struct evfcgi_req *r)
+{
+	return r->r_in == IN_BODY && !r->r_app && r->r_out != OUT_ENDED;
+}
+
+/* Past its PARAMS and not answered: the engine or its handler may answer. */
+static inline int
+req_answerable(const struct evfcgi_req *r)
+{
+	return r->r_in != IN_PARAMS && r->r_out != OUT_ENDED;
+}
+
+/* A streamed body still coming to its handler. */
+static inline int
+req_body_open(const struct evfcgi_req *r)
+{
+	return r->r_stream && r->r_in == IN_BODY && r->r_out != OUT_ENDED;
+}
+
+/* Answered, and its input over: nothing keeps r. */
+static inline int
+req_over(const struct evfcgi_req *r)
+{
+	return r->r_out == OUT_ENDED && r->r_in == IN_DONE;
+}
 
 /*
  * Adds one PARAMS record's content (len > 0).  Beyond max_params the pairs

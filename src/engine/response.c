@@ -112,8 +112,8 @@ req_status_text(int status)
 static int
 req_can_write(struct evfcgi_req *r)
 {
-	return (r->r_state == REQ_HANDLER || r->r_state == REQ_STDIN) &&
-	    !r->r_link->rl_broken && !r->r_app_locked;
+	return req_answerable(r) && !r->r_link->rl_broken &&
+	    !r->r_app_locked;
 }
 
 /*
@@ -343,7 +343,7 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 	const char	*why = NULL;
 	size_t		 nl, vl, have = r->r_hdrs.b_len;
 
-	if (!req_can_write(r) || r->r_hdr != HDR_NONE)
+	if (!req_can_write(r) || r->r_out != OUT_NONE)
 		why = "after the header block";
 	else if (!hdr_token(name))
 		why = "a name that is not a token";
@@ -444,7 +444,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 
 	if (!req_can_write(r))
 		return -1;
-	if (r->r_hdr != HDR_NONE) {
+	if (r->r_out != OUT_NONE) {
 		log_warn("%s: request %u: a second header (status %d) refused",
 		    r->r_link->rl_peer, r->r_id, status);
 		return -1;
@@ -487,7 +487,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 		    sizeof(buf) - 2);
 		return -1;
 	}
-	r->r_hdr = HDR_SENT;
+	(void)req_set_out(r, OUT_HEADER);
 	r->r_status = status;
 	r->r_nobody = nobody;
 	r->r_clen_out = nobody ? -1 : content_length;
@@ -526,7 +526,7 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 {
 	const struct evfcgi_limits	*lim = r->r_link->rl_env->re_lim;
 
-	if (!req_can_write(r) || r->r_hdr != HDR_SENT)
+	if (!req_can_write(r) || r->r_out != OUT_HEADER)
 		return -1;
 	/* A producer's call writes about a high mark, then yields. */
 	if (r->r_link->rl_prod == r) {
@@ -702,7 +702,7 @@ evfcgi_write_fd(struct evfcgi_req *r, int fd, uint64_t offset, uint64_t len)
 {
 	int	 ok;
 
-	if ((ok = req_body_writable(r, 0)) == -1 || r->r_state != REQ_HANDLER ||
+	if ((ok = req_body_writable(r, 0)) == -1 || !req_held(r) ||
 	    r->r_fd >= 0 || offset > (uint64_t)INT64_MAX - len) {
 		close(fd);
 		return -1;
@@ -724,7 +724,7 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 {
 	int	 ok;
 
-	if (r->r_state != REQ_HANDLER || len > evbuffer_get_length(src) ||
+	if (!req_held(r) || len > evbuffer_get_length(src) ||
 	    (ok = req_body_writable(r, len)) == -1)
 		return -1;
 	if (ok == 0)
@@ -736,7 +736,7 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 int
 evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
 {
-	if (r->r_state != REQ_HANDLER || r->r_app_locked)
+	if (!req_held(r) || r->r_app_locked)
 		return -1;
 	r->r_producer = fn;
 	r->r_producer_arg = arg;
@@ -748,7 +748,7 @@ evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
 int
 evfcgi_produce_need(struct evfcgi_req *r, size_t nbytes)
 {
-	if (r->r_state != REQ_HANDLER || r->r_app_locked)
+	if (!req_held(r) || r->r_app_locked)
 		return -1;
 	r->r_prod_need = nbytes;
 	return 0;
@@ -782,8 +782,7 @@ req_finish(struct evfcgi_req *r, int cut)
 	struct req_link	*l = r->r_link;
 	int		 rc = l->rl_broken ? -1 : 0;
 
-	if ((r->r_state != REQ_HANDLER && r->r_state != REQ_STDIN) ||
-	    r->r_app_locked)
+	if (!req_answerable(r) || r->r_app_locked)
 		return -1;
 	req_fd_close(r);
 	/*
@@ -791,8 +790,7 @@ req_finish(struct evfcgi_req *r, int cut)
 	 * end as a broken one (nginx: 502, "upstream sent no valid header"),
 	 * or as nothing at all.  The engine's own 500 goes instead.
 	 */
-	if (!cut && r->r_hdr == HDR_NONE && !l->rl_broken &&
-	    r->r_state == REQ_HANDLER) {
+	if (!cut && r->r_out == OUT_NONE && !l->rl_broken && req_held(r)) {
 		log_warn("%s: request %u: finished with no header: 500 sent",
 		    l->rl_peer, r->r_id);
 		(void)req_engine_page(r, 500, "the application sent no answer");
@@ -800,7 +798,7 @@ req_finish(struct evfcgi_req *r, int cut)
 	}
 	if (r->r_short)
 		cut = 1;	/* logged when its write was refused */
-	if (!cut && r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
+	if (!cut && r->r_out == OUT_HEADER && r->r_clen_out >= 0 && rc == 0 &&
 	    !r->r_nobody && r->r_sent < (uint64_t)r->r_clen_out) {
 		log_err("%s: request %u: body of %llu bytes, Content-Length "
 		    "%lld: the answer is cut", l->rl_peer, r->r_id,
@@ -811,7 +809,7 @@ req_finish(struct evfcgi_req *r, int cut)
 	 * Refused writes past its Content-Length: the front end has all it
 	 * was told of, and the connection is not kept for a next answer.
 	 */
-	if (!cut && r->r_hdr == HDR_SENT && r->r_clen_out >= 0 && rc == 0 &&
+	if (!cut && r->r_out == OUT_HEADER && r->r_clen_out >= 0 && rc == 0 &&
 	    r->r_len_bad) {
 		r->r_keep = 0;
 		rc = -1;
@@ -830,12 +828,11 @@ req_finish(struct evfcgi_req *r, int cut)
 	else if (!l->rl_broken)
 		(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_id));
 	/* Input still to come (a body) keeps r's slot until it ends. */
-	(void)req_set_state(r, r->r_state == REQ_HANDLER && !r->r_body_open ?
-	    REQ_DONE : REQ_DRAIN);
-	if (r->r_body_open) {
+	if (req_body_open(r)) {
 		r->r_body_cb = NULL;
 		evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
 	}
+	(void)req_set_out(r, OUT_ENDED);
 	if (l->rl_env->re_finished != NULL)
 		l->rl_env->re_finished(l->rl_env->re_finished_arg, r);
 	l->rl_env->re_ops->ro_done(r, l->rl_owner);
@@ -860,7 +857,7 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 	 * The whole answer, or 503 before any of it is queued: header lines
 	 * given, the engine's (at most RESP_HEAD_MAX), the body.
 	 */
-	if (req_can_write(r) && r->r_hdr == HDR_NONE && !req_admit(r,
+	if (req_can_write(r) && r->r_out == OUT_NONE && !req_admit(r,
 	    r->r_hdrs.b_len + RESP_HEAD_MAX + (r->r_nobody ? 0 : len))) {
 		r->r_admitted = 1;
 		r->r_hdrs.b_len = 0;
@@ -877,7 +874,7 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 		 * empty answer; never the error page maker's, which may be
 		 * what was refused.
 		 */
-		if (req_can_write(r) && r->r_hdr == HDR_NONE) {
+		if (req_can_write(r) && r->r_out == OUT_NONE) {
 			r->r_hdrs.b_len = 0;
 			(void)req_engine_page(r, 500, NULL);
 			return -1;
@@ -897,7 +894,7 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 
 	if (r->r_app_locked)
 		return -1;
-	if (r->r_hdr == HDR_SENT) {
+	if (r->r_out == OUT_HEADER) {
 		log_warn("%s: request %u: status %d after the header was sent:"
 		    " the answer is cut", r->r_link->rl_peer, r->r_id,
 		    status);
@@ -941,7 +938,7 @@ req_error_page(struct evfcgi_req *r, int status, const char *detail)
 	int			 n;
 
 	if (env->re_errpage == NULL || !req_can_write(r) ||
-	    r->r_hdr != HDR_NONE)
+	    r->r_out != OUT_NONE)
 		return -1;
 	/* The maker reads r; whatever it calls to answer r is refused. */
 	r->r_app_locked = 1;
