@@ -356,13 +356,11 @@ conn_abort_req(struct conn *c, struct evfcgi_req *r)
 {
 	c->c_env->ce_st->aborted++;
 	log_debug("%s: request %u aborted by peer", c->c_peer, r->r_id);
-	if (r->r_out != OUT_ENDED)
-		(void)conn_out(c, fcgi_out_end_request(&c->c_link.rl_out,
-		    r->r_id, FCGI_REQUEST_COMPLETE));
 	if (!r->r_keep)
 		c->c_close_after = 1;
 	conn_req_unlink(c, r);
-	req_kill(r);
+	req_end(r, END_ABORTED);
+	req_free(r);
 	conn_maybe_close(c);
 }
 

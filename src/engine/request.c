@@ -250,10 +250,12 @@ void
 req_release_app(struct evfcgi_req *r)
 {
 	evfcgi_abort_cb	 fn = r->r_abort;
+	int		 held = r->r_app;
 
+	r->r_app = 0;
 	r->r_abort = NULL;
 	r->r_body_cb = NULL;
-	if (!req_held(r) || fn == NULL)
+	if (!held || fn == NULL)
 		return;
 	r->r_app_locked = 1;
 	fn(r, r->r_abort_arg);
@@ -267,7 +269,7 @@ req_release_app(struct evfcgi_req *r)
 void
 req_kill(struct evfcgi_req *r)
 {
-	req_release_app(r);
+	req_end(r, END_LOST);
 	req_free(r);
 }
 

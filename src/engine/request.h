@@ -34,12 +34,14 @@ struct evbuffer;
  * Output, what has gone to the peer: OUT_NONE -> OUT_HEADER -> OUT_ENDED,
  * or OUT_NONE -> OUT_ENDED (an answer that could not be queued).  Between
  * header and end, its body goes by copies, by a producer (r_prod) or from
- * a descriptor (r_fd).  OUT_ENDED is END_REQUEST queued, or the answer cut
- * (req_link_cut()); it is entered in one place, req_finish() in
- * response.c, and there before any application callback runs.
+ * a descriptor (r_fd).  OUT_ENDED is END_REQUEST queued, the answer cut
+ * (req_link_cut()), or the request lost with its connection; it is entered
+ * in one place, req_end(), and there before any application callback
+ * runs.
  *
- * The application holds a request from req_dispatch() (r_app) until its
- * output ends; the engine holds it before and after.  req_set_in() and
+ * The application holds a request from req_dispatch() (r_app) until it
+ * ends it or lets go of it (req_release_app()); the engine holds it
+ * before and after.  Every end goes through req_end().  req_set_in() and
  * req_set_out() refuse any other step; the predicates below say in those
  * terms what the code asks of a request.
  */
@@ -148,7 +150,8 @@ struct evfcgi_req {
 	uint8_t			 r_role;	/* FCGI_RESPONDER ... */
 	enum req_in		 r_in;
 	enum req_out		 r_out;
-	unsigned		 r_app:1;	/* dispatched to its handler */
+	unsigned		 r_app:1;	/* its handler holds it: from
+						   req_dispatch() to its end */
 	int			 r_nobody;	/* HEAD: body writes dropped */
 	int			 r_is_head;	/* REQUEST_METHOD HEAD */
 	const char		*r_method;	/* REQUEST_METHOD, once the
@@ -248,13 +251,34 @@ struct evfcgi_req *req_new(struct req_link *link, uint16_t id, int keep);
 void	req_free(struct evfcgi_req *r);
 
 /*
- * The application lets go of r: if it holds r (req_held()), its abort
- * callback runs once, with r locked (r_app_locked) so that nothing it
- * calls on r answers or ends it.  r is still the engine's after it.
+ * The application lets go of r: if it holds r (r_app), its abort callback
+ * runs once, with r locked (r_app_locked) so that nothing it calls on r
+ * answers or ends it.  r is the engine's after it.
  */
 void	req_release_app(struct evfcgi_req *r);
 
-/* r dies unfinished: req_release_app(), then freed. */
+/* How a request ends (req_end()). */
+enum req_end {
+	END_COMPLETE,	/* answered: END_REQUEST after what was queued */
+	END_CUT,	/* its answer stops short: the cut mark, then a reset */
+	END_ABORTED,	/* the peer's ABORT_REQUEST: END_REQUEST if not yet */
+	END_LOST	/* its connection is gone or cut: nothing more */
+};
+
+/*
+ * The one end of every request: r's output is marked ended (OUT_ENDED)
+ * before anything else, so that no callback can answer it; then, when the
+ * end is not the application's own (END_ABORTED, END_LOST), its abort
+ * callback runs (req_release_app()); then the wire hears of it as how
+ * says.  After END_COMPLETE and END_CUT, the access log and the
+ * connection (ro_done) are told, which frees r or keeps it until its
+ * input ends; after the other two the caller frees r.  Answers reach it
+ * through req_finish() (response.c), which checks the body against its
+ * Content-Length first.
+ */
+void	req_end(struct evfcgi_req *r, enum req_end how);
+
+/* r dies unfinished: req_end(END_LOST), then freed. */
 void	req_kill(struct evfcgi_req *r);
 
 /* The steps each machine has: bit (1 << to) of steps[from] (req_state.c). */

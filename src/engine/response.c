@@ -818,25 +818,52 @@ req_finish(struct evfcgi_req *r, int cut)
 		r->r_keep = 0;
 		rc = -1;
 	}
-	/*
-	 * A broken stream gets no more records; a cut answer gets the cut
-	 * mark, and then nothing more goes on its connection, which is reset
-	 * once the mark is out.  r is done all the same.
-	 */
-	if (cut)
-		req_link_cut(l);
-	else if (!l->rl_broken)
-		(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_id));
 	/* Input still to come (a body) keeps r's slot until it ends. */
 	if (req_body_open(r)) {
 		r->r_body_cb = NULL;
 		evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
 	}
-	(void)req_set_out(r, OUT_ENDED);
+	/* The application's own end, or the engine's answer: none to tell. */
+	r->r_app = 0;
+	req_end(r, cut ? END_CUT : END_COMPLETE);
+	return rc;
+}
+
+void
+req_end(struct evfcgi_req *r, enum req_end how)
+{
+	struct req_link	*l = r->r_link;
+	int		 answered = r->r_out == OUT_ENDED;
+
+	/* Ended first: nothing the callbacks below call can answer r. */
+	if (!answered)
+		(void)req_set_out(r, OUT_ENDED);
+	if (how == END_ABORTED || how == END_LOST)
+		req_release_app(r);
+	/*
+	 * A broken stream gets no more records; a cut answer gets the cut
+	 * mark, and then nothing more goes on its connection, which is reset
+	 * once the mark is out.
+	 */
+	switch (how) {
+	case END_COMPLETE:
+		if (!l->rl_broken)
+			(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_id));
+		break;
+	case END_CUT:
+		req_link_cut(l);
+		break;
+	case END_ABORTED:
+		if (!answered && !l->rl_broken)
+			(void)req_out(r, fcgi_out_end_request(&l->rl_out, r->r_id,
+			    FCGI_REQUEST_COMPLETE));
+		return;
+	case END_LOST:
+		return;
+	}
 	if (l->rl_env->re_finished != NULL)
 		l->rl_env->re_finished(l->rl_env->re_finished_arg, r);
 	l->rl_env->re_ops->ro_done(r, l->rl_owner);
-	return rc;
 }
 
 int
