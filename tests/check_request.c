@@ -892,14 +892,14 @@ START_TEST(producer_bounded)
 	ck_assert_int_eq(prod_calls, 1);
 	ck_assert_uint_le(prod_wrote, 10000 + lim.high_water + 4000);
 	ck_assert_uint_ge(prod_wrote, 10000);
-	ck_assert(!r->r_prod_idle);
+	ck_assert(!r->r_prod.p_idle);
 	/* Outside a producer's call, writes are not capped. */
 	ck_assert_int_eq(evfcgi_write(r, "x", 1), 0);
 	ck_assert_int_eq(evfcgi_produce(r, prod_nothing, NULL), 0);
 	ck_assert_int_eq(req_produce(r, 100), 0);
-	ck_assert(r->r_prod_idle);
+	ck_assert(r->r_prod.p_idle);
 	ck_assert_int_eq(evfcgi_produce_need(r, 4000), 0);
-	ck_assert_uint_eq(r->r_prod_need, 4000);
+	ck_assert_uint_eq(r->r_prod.p_need, 4000);
 	ck_assert_int_eq(evfcgi_finish(r), 0);
 	ck_assert_int_eq(evfcgi_produce(r, prod_nothing, NULL), -1);
 	ck_assert_int_eq(evfcgi_produce_need(r, 1), -1);

@@ -847,11 +847,11 @@ conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 	TAILQ_REMOVE(&c->c_reqs, r, r_entry);
 	if (r->r_in == IN_PARAMS)
 		TAILQ_REMOVE(&c->c_params, r, r_params_entry);
-	if (r->r_producing) {
-		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
-		r->r_producing = 0;
+	if (r->r_prod.p_listed) {
+		TAILQ_REMOVE(&c->c_producers, r, r_prod.p_entry);
+		r->r_prod.p_listed = 0;
 	}
-	if (r->r_kick_listed)
+	if (r->r_st.s_listed)
 		conn_kick_forget(c, r);
 }
 
@@ -861,13 +861,13 @@ conn_kick_forget(struct conn *c, struct evfcgi_req *r)
 {
 	struct evfcgi_req	**pp;
 
-	for (pp = &c->c_kicked; *pp != NULL; pp = &(*pp)->r_kick_next)
+	for (pp = &c->c_kicked; *pp != NULL; pp = &(*pp)->r_st.s_next)
 		if (*pp == r) {
-			*pp = r->r_kick_next;
+			*pp = r->r_st.s_next;
 			break;
 		}
-	r->r_kick_next = NULL;
-	r->r_kick_listed = 0;
+	r->r_st.s_next = NULL;
+	r->r_st.s_listed = 0;
 }
 
 void
@@ -891,9 +891,9 @@ conn_req_done(struct evfcgi_req *r, void *arg)
 		c->c_close_after = 1;
 	if (req_over(r))
 		conn_req_free(c, r);
-	else if (r->r_producing) {
-		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
-		r->r_producing = 0;
+	else if (r->r_prod.p_listed) {
+		TAILQ_REMOVE(&c->c_producers, r, r_prod.p_entry);
+		r->r_prod.p_listed = 0;
 	}
 	conn_maybe_close(c);
 	conn_leave(c);
@@ -911,10 +911,10 @@ conn_req_resume(struct evfcgi_req *r, void *arg)
 
 	if (c->c_state == CONN_DEAD)
 		return;
-	if (r->r_kick && !r->r_kick_listed) {
-		r->r_kick_next = c->c_kicked;
+	if (r->r_st.s_kick && !r->r_st.s_listed) {
+		r->r_st.s_next = c->c_kicked;
 		c->c_kicked = r;
-		r->r_kick_listed = 1;
+		r->r_st.s_listed = 1;
 	}
 	event_active(&c->c_rev, EV_TIMEOUT, 1);
 }
@@ -926,9 +926,9 @@ conn_kick_bodies(struct conn *c)
 	struct evfcgi_req	*r;
 
 	while (c->c_state != CONN_DEAD && (r = c->c_kicked) != NULL) {
-		c->c_kicked = r->r_kick_next;
-		r->r_kick_next = NULL;
-		r->r_kick_listed = 0;
+		c->c_kicked = r->r_st.s_next;
+		r->r_st.s_next = NULL;
+		r->r_st.s_listed = 0;
 		req_body_kick(r);
 	}
 }
@@ -942,16 +942,16 @@ conn_req_produce(struct evfcgi_req *r, void *arg)
 {
 	struct conn	*c = arg;
 
-	if (r->r_producer == NULL) {
-		if (r->r_producing) {
-			TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
-			r->r_producing = 0;
+	if (r->r_prod.p_fn == NULL) {
+		if (r->r_prod.p_listed) {
+			TAILQ_REMOVE(&c->c_producers, r, r_prod.p_entry);
+			r->r_prod.p_listed = 0;
 		}
 		return;
 	}
-	if (!r->r_producing) {
-		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod_entry);
-		r->r_producing = 1;
+	if (!r->r_prod.p_listed) {
+		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod.p_entry);
+		r->r_prod.p_listed = 1;
 	}
 	/* Set from a running producer: the pump running it goes on. */
 	if (c->c_link.rl_prod == NULL)
@@ -1294,8 +1294,8 @@ conn_producers_wake(struct conn *c)
 {
 	struct evfcgi_req	*r;
 
-	TAILQ_FOREACH(r, &c->c_producers, r_prod_entry)
-		r->r_prod_idle = 0;
+	TAILQ_FOREACH(r, &c->c_producers, r_prod.p_entry)
+		r->r_prod.p_idle = 0;
 }
 
 /*
@@ -1310,15 +1310,15 @@ conn_producer_next(struct conn *c, size_t room, int needy)
 	struct evfcgi_req		*r;
 	size_t				 need, most = conn_high(c) - conn_low(c);
 
-	TAILQ_FOREACH(r, &c->c_producers, r_prod_entry) {
-		need = r->r_prod_need;
+	TAILQ_FOREACH(r, &c->c_producers, r_prod.p_entry) {
+		need = r->r_prod.p_need;
 		if (need > most)
 			need = most;
 		if (room < need || (needy && need == 0))
 			continue;
-		if (!r->r_prod_idle && !needy)
+		if (!r->r_prod.p_idle && !needy)
 			return r;
-		if (need > 0 && room > r->r_prod_room)
+		if (need > 0 && room > r->r_prod.p_room)
 			return r;
 	}
 	return NULL;
@@ -1357,10 +1357,10 @@ conn_pump_room(struct conn *c, int needy)
 			break;
 		}
 		/* Round robin between the requests multiplexed on c. */
-		TAILQ_REMOVE(&c->c_producers, r, r_prod_entry);
-		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod_entry);
+		TAILQ_REMOVE(&c->c_producers, r, r_prod.p_entry);
+		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod.p_entry);
 		if (req_produce(r, high - len) == 0 &&
-		    r->r_prod_idle)
+		    r->r_prod.p_idle)
 			idle = 1;
 	}
 	if (idle && c->c_state != CONN_DEAD && c->c_state != CONN_CLOSING &&

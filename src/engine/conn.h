@@ -115,7 +115,7 @@ struct conn {
 	struct req_list		 c_reqs;	/* the same, in BEGIN order */
 	struct req_list		 c_params;	/* those in PARAMS, in order */
 	struct evfcgi_req	*c_kicked;	/* streamed bodies to look at
-						   next turn (r_kick_next) */
+						   next turn (r_st.s_next) */
 	struct req_list		 c_producers;	/* round-robin order */
 	struct budget_waiter	 c_wait;	/* held by the global cap */
 	uint64_t		 c_begun;	/* requests let in (not refused) */

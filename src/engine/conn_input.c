@@ -528,7 +528,7 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	if (clen == 0) {
 		/* A filter runs once its DATA has ended too. */
 		r->r_stdin_done = 1;
-		if (!r->r_data_open)
+		if (!r->r_dat.d_open)
 			conn_dispatch(c, r);
 		return 0;
 	}
@@ -553,7 +553,7 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		conn_end(c, CONN_NOW, CONN_ERROR, "DATA before the end of PARAMS");
 		return -1;
 	}
-	if (!req_collecting(r) || !r->r_data_open)
+	if (!req_collecting(r) || !r->r_dat.d_open)
 		return 0;
 	if (rec->hdr.content_length == 0)
 		req_data_end(r);
@@ -563,7 +563,7 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	}
 	if (r->r_out == OUT_ENDED)
 		conn_drained(c, r);
-	else if (!r->r_data_open && r->r_stdin_done)
+	else if (!r->r_dat.d_open && r->r_stdin_done)
 		conn_dispatch(c, r);
 	return 0;
 }

@@ -24,8 +24,8 @@ static void
 req_data_refuse(struct evfcgi_req *r, int status, const char *why,
     uint64_t limit)
 {
-	r->r_data_open = 0;
-	evbuffer_drain(r->r_data, evbuffer_get_length(r->r_data));
+	r->r_dat.d_open = 0;
+	evbuffer_drain(r->r_dat.d_buf, evbuffer_get_length(r->r_dat.d_buf));
 	req_refuse(r, status, why, limit);
 }
 
@@ -36,10 +36,10 @@ req_data_begin(struct evfcgi_req *r)
 	char			*end;
 	unsigned long long	 n;
 
-	if (r->r_data == NULL && (r->r_data = evbuffer_new()) == NULL)
+	if (r->r_dat.d_buf == NULL && (r->r_dat.d_buf = evbuffer_new()) == NULL)
 		return -1;
-	r->r_data_open = 1;
-	r->r_data_len = -1;
+	r->r_dat.d_open = 1;
+	r->r_dat.d_len = -1;
 	if ((dl = evfcgi_param(r, "FCGI_DATA_LENGTH")) == NULL || *dl == '\0')
 		return 0;
 	errno = 0;
@@ -53,37 +53,37 @@ req_data_begin(struct evfcgi_req *r)
 		    req_body_cap(r));
 		return 0;
 	}
-	r->r_data_len = (long long)n;
+	r->r_dat.d_len = (long long)n;
 	return 0;
 }
 
 int
 req_data_add(struct evfcgi_req *r, const void *p, size_t len)
 {
-	size_t	 have = evbuffer_get_length(r->r_data);
+	size_t	 have = evbuffer_get_length(r->r_dat.d_buf);
 
 	if (have + len > req_body_cap(r)) {
 		req_data_refuse(r, 413, "filter data above the limit",
 		    req_body_cap(r));
 		return 0;
 	}
-	if (r->r_data_len >= 0 && have + len > (uint64_t)r->r_data_len) {
+	if (r->r_dat.d_len >= 0 && have + len > (uint64_t)r->r_dat.d_len) {
 		req_data_refuse(r, 400, "filter data past FCGI_DATA_LENGTH", 0);
 		return 0;
 	}
-	if (req_charge(r, &r->r_charged_data, len) == -1) {
+	if (req_charge(r, &r->r_dat.d_charged, len) == -1) {
 		req_data_refuse(r, 503, "input held by all requests at its limit",
 		    r->r_link->rl_env->re_lim->max_input);
 		return 0;
 	}
-	return evbuffer_add(r->r_data, p, len);
+	return evbuffer_add(r->r_dat.d_buf, p, len);
 }
 
 void
 req_data_end(struct evfcgi_req *r)
 {
-	r->r_data_open = 0;
-	if (r->r_data_len >= 0 &&
-	    evbuffer_get_length(r->r_data) != (uint64_t)r->r_data_len)
+	r->r_dat.d_open = 0;
+	if (r->r_dat.d_len >= 0 &&
+	    evbuffer_get_length(r->r_dat.d_buf) != (uint64_t)r->r_dat.d_len)
 		req_data_refuse(r, 400, "filter data short of FCGI_DATA_LENGTH", 0);
 }

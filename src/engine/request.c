@@ -92,7 +92,7 @@ req_from_pool(struct req_pool *pool)
 	r->r_pv = keep.r_pv;
 	r->r_pvcap = keep.r_pvcap;
 	r->r_body = keep.r_body;
-	r->r_data = keep.r_data;
+	r->r_dat.d_buf = keep.r_dat.d_buf;
 	return r;
 }
 
@@ -101,8 +101,8 @@ static void
 req_destroy(struct evfcgi_req *r)
 {
 	evbuffer_free(r->r_body);
-	if (r->r_data != NULL)
-		evbuffer_free(r->r_data);
+	if (r->r_dat.d_buf != NULL)
+		evbuffer_free(r->r_dat.d_buf);
 	free(r->r_raw.b_p);
 	free(r->r_mem.b_p);
 	free(r->r_pathbuf.b_p);
@@ -139,7 +139,7 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	r->r_out = OUT_NONE;
 	r->r_app = 0;
 	link->rl_nin[IN_PARAMS]++;
-	r->r_fd = -1;
+	r->r_fdsrc.f_fd = -1;
 	r->r_clen = -1;
 	r->r_status = 0;
 	r->r_sent = 0;
@@ -216,10 +216,10 @@ req_free(struct evfcgi_req *r)
 	/* A producer's caller learns that r is gone. */
 	if (r->r_link->rl_prod == r)
 		r->r_link->rl_prod = NULL;
-	r->r_stream = r->r_paused = 0;
+	r->r_stream = r->r_st.s_paused = 0;
 	req_uncharge(r, &r->r_charged_params);
 	req_uncharge(r, &r->r_charged_body);
-	req_uncharge(r, &r->r_charged_data);
+	req_uncharge(r, &r->r_dat.d_charged);
 	if (r->r_out != OUT_ENDED)
 		r->r_link->rl_env->re_st->requests_active--;
 	r->r_link->rl_nin[r->r_in]--;
@@ -229,8 +229,8 @@ req_free(struct evfcgi_req *r)
 		return;
 	}
 	evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
-	if (r->r_data != NULL)
-		evbuffer_drain(r->r_data, evbuffer_get_length(r->r_data));
+	if (r->r_dat.d_buf != NULL)
+		evbuffer_drain(r->r_dat.d_buf, evbuffer_get_length(r->r_dat.d_buf));
 	buf_reset(&r->r_raw, REQ_KEEP);
 	buf_reset(&r->r_mem, REQ_KEEP);
 	buf_reset(&r->r_pathbuf, REQ_KEEP);
@@ -254,7 +254,7 @@ req_release_app(struct evfcgi_req *r)
 
 	r->r_app = 0;
 	r->r_abort = NULL;
-	r->r_body_cb = NULL;
+	r->r_st.s_cb = NULL;
 	if (!held || fn == NULL)
 		return;
 	r->r_app_locked = 1;
@@ -262,8 +262,8 @@ req_release_app(struct evfcgi_req *r)
 	r->r_app_locked = 0;
 	/* What it set meanwhile is not called: the application let go. */
 	r->r_abort = NULL;
-	r->r_body_cb = NULL;
-	r->r_producer = NULL;
+	r->r_st.s_cb = NULL;
+	r->r_prod.p_fn = NULL;
 }
 
 void
@@ -368,11 +368,11 @@ req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 	}
 	if (req_cgi_body(r, 1) == -1)
 		return;
-	r->r_body_max = rt->rr_body_max;
-	if (r->r_body_max > 0 && r->r_clen >= 0 &&
-	    (uint64_t)r->r_clen > r->r_body_max) {
+	r->r_st.s_max = rt->rr_body_max;
+	if (r->r_st.s_max > 0 && r->r_clen >= 0 &&
+	    (uint64_t)r->r_clen > r->r_st.s_max) {
 		req_refuse(r, 413, "request body above the limit",
-		    r->r_body_max);
+		    r->r_st.s_max);
 		return;
 	}
 	r->r_stream = 1;
@@ -630,9 +630,9 @@ static int
 req_stream_add(struct evfcgi_req *r, const void *p, size_t len)
 {
 	r->r_body_seen += len;
-	if (r->r_body_max > 0 && r->r_body_seen > r->r_body_max) {
+	if (r->r_st.s_max > 0 && r->r_body_seen > r->r_st.s_max) {
 		req_engine_end(r, 413, "request body above the limit",
-		    r->r_body_max);
+		    r->r_st.s_max);
 		return 0;
 	}
 	if (req_charge(r, &r->r_charged_body, len) == -1) {
@@ -642,8 +642,8 @@ req_stream_add(struct evfcgi_req *r, const void *p, size_t len)
 	}
 	if (evbuffer_add(r->r_body, p, len) == -1)
 		return -1;
-	if (r->r_body_cb != NULL)
-		r->r_body_cb(r, r->r_body, 0, r->r_body_arg);
+	if (r->r_st.s_cb != NULL)
+		r->r_st.s_cb(r, r->r_body, 0, r->r_st.s_arg);
 	return 0;
 }
 
@@ -679,9 +679,9 @@ req_body_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		d = r->r_charged_body;
 	budget_add(r->r_link->rl_env->re_input, -(long long)d);
 	r->r_charged_body -= d;
-	if (r->r_paused &&
+	if (r->r_st.s_paused &&
 	    evbuffer_get_length(buf) <= r->r_link->rl_env->re_lim->low_water) {
-		r->r_paused = 0;
+		r->r_st.s_paused = 0;
 		r->r_link->rl_env->re_ops->ro_resume(r, r->r_link->rl_owner);
 	}
 }
@@ -693,7 +693,7 @@ req_body_full(struct evfcgi_req *r)
 	    evbuffer_get_length(r->r_body) <=
 	    r->r_link->rl_env->re_lim->low_water)
 		return 0;
-	r->r_paused = 1;
+	r->r_st.s_paused = 1;
 	return 1;
 }
 
@@ -701,25 +701,25 @@ void
 req_body_end(struct evfcgi_req *r)
 {
 	(void)req_set_in(r, IN_DONE);
-	if (r->r_body_cb == NULL)
+	if (r->r_st.s_cb == NULL)
 		return;
-	r->r_body_told = 1;
-	r->r_body_cb(r, r->r_body, 1, r->r_body_arg);
+	r->r_st.s_told = 1;
+	r->r_st.s_cb(r, r->r_body, 1, r->r_st.s_arg);
 }
 
 void
 req_body_kick(struct evfcgi_req *r)
 {
-	if (!r->r_kick)
+	if (!r->r_st.s_kick)
 		return;
-	r->r_kick = 0;
-	if (!req_held(r) || r->r_body_cb == NULL)
+	r->r_st.s_kick = 0;
+	if (!req_held(r) || r->r_st.s_cb == NULL)
 		return;
 	if (req_body_open(r))
-		r->r_body_cb(r, r->r_body, 0, r->r_body_arg);
-	else if (!r->r_body_told) {
-		r->r_body_told = 1;
-		r->r_body_cb(r, r->r_body, 1, r->r_body_arg);
+		r->r_st.s_cb(r, r->r_body, 0, r->r_st.s_arg);
+	else if (!r->r_st.s_told) {
+		r->r_st.s_told = 1;
+		r->r_st.s_cb(r, r->r_body, 1, r->r_st.s_arg);
 	}
 }
 
@@ -753,14 +753,14 @@ req_produce(struct evfcgi_req *r, size_t room)
 	uint64_t	 sent = r->r_sent;
 	int		 rc;
 
-	r->r_prod_room = room;
-	r->r_prod_used = 0;
-	r->r_prod_idle = 0;
+	r->r_prod.p_room = room;
+	r->r_prod.p_used = 0;
+	r->r_prod.p_idle = 0;
 	l->rl_prod = r;
-	rc = r->r_producer(r, room, r->r_producer_arg);
+	rc = r->r_prod.p_fn(r, room, r->r_prod.p_arg);
 	if (l->rl_prod != r)
 		return 1;	/* r ended in the call (req_free() said so) */
-	if (rc == 1 || !req_held(r) || r->r_producer == NULL) {
+	if (rc == 1 || !req_held(r) || r->r_prod.p_fn == NULL) {
 		l->rl_prod = NULL;
 		if (rc == 1)
 			(void)evfcgi_finish(r);
@@ -778,7 +778,7 @@ req_produce(struct evfcgi_req *r, size_t room)
 		return 1;
 	}
 	l->rl_prod = NULL;
-	r->r_prod_idle = r->r_sent == sent;
+	r->r_prod.p_idle = r->r_sent == sent;
 	return 0;
 }
 
@@ -903,21 +903,21 @@ evfcgi_role(struct evfcgi_req *r)
 struct evbuffer *
 evfcgi_data(struct evfcgi_req *r)
 {
-	return r->r_role == FCGI_FILTER ? r->r_data : NULL;
+	return r->r_role == FCGI_FILTER ? r->r_dat.d_buf : NULL;
 }
 
 int
 evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
 {
-	if (!r->r_stream || !req_held(r) || r->r_body_told ||
+	if (!r->r_stream || !req_held(r) || r->r_st.s_told ||
 	    r->r_app_locked)
 		return -1;
-	r->r_body_cb = fn;
-	r->r_body_arg = arg;
+	r->r_st.s_cb = fn;
+	r->r_st.s_arg = arg;
 	/* Set late: what waits is handed over on the next turn. */
 	if (fn != NULL && (evbuffer_get_length(r->r_body) > 0 ||
 	    !req_body_open(r))) {
-		r->r_kick = 1;
+		r->r_st.s_kick = 1;
 		r->r_link->rl_env->re_ops->ro_resume(r, r->r_link->rl_owner);
 	}
 	return 0;
@@ -931,7 +931,7 @@ evfcgi_body_limit(struct evfcgi_req *r, uint64_t max)
 	if (max > 0 && (r->r_body_seen > max ||
 	    (r->r_clen >= 0 && (uint64_t)r->r_clen > max)))
 		return -1;
-	r->r_body_max = max;
+	r->r_st.s_max = max;
 	return 0;
 }
 

@@ -34,7 +34,7 @@ struct evbuffer;
  * Output, what has gone to the peer: OUT_NONE -> OUT_HEADER -> OUT_ENDED,
  * or OUT_NONE -> OUT_ENDED (an answer that could not be queued).  Between
  * header and end, its body goes by copies, by a producer (r_prod) or from
- * a descriptor (r_fd).  OUT_ENDED is END_REQUEST queued, the answer cut
+ * a descriptor (r_fdsrc).  OUT_ENDED is END_REQUEST queued, the answer cut
  * (req_link_cut()), or the request lost with its connection; it is entered
  * in one place, req_end(), and there before any application callback
  * runs.
@@ -143,17 +143,65 @@ struct param {
 	size_t		 p_nlen;	/* strlen(p_name): compared first */
 };
 
+/* A streamed body's hand-over to its handler (EVFCGI_ROUTE_STREAM). */
+struct req_stream {
+	evfcgi_body_cb		 s_cb;		/* evfcgi_on_body() */
+	void			*s_arg;
+	uint64_t		 s_max;		/* evfcgi_body_limit(), 0: none */
+	unsigned		 s_told:1;	/* done 1 was handed over */
+	unsigned		 s_paused:1;	/* input held: too much waits */
+	unsigned		 s_kick:1;	/* body to hand over next turn */
+	unsigned		 s_listed:1;	/* on its connection's kicked
+						   list (s_next) */
+	struct evfcgi_req	*s_next;
+};
+
+/* A filter's DATA stream (req_data.c), beside its STDIN. */
+struct req_fdata {
+	struct evbuffer		*d_buf;		/* kept in the pool, or NULL */
+	unsigned		 d_open:1;	/* its empty DATA not yet in */
+	size_t			 d_charged;	/* of the global input */
+	long long		 d_len;		/* FCGI_DATA_LENGTH, -1: none */
+};
+
+/* The output's body from a producer (evfcgi_produce()). */
+struct req_prod {
+	evfcgi_producer		 p_fn;
+	void			*p_arg;
+	unsigned		 p_listed:1;	/* on the producers' list */
+	unsigned		 p_idle:1;	/* wrote nothing: waits for the
+						   low mark or its need */
+	size_t			 p_room;	/* the running call's room */
+	size_t			 p_used;	/* bytes it wrote so far */
+	size_t			 p_need;	/* evfcgi_produce_need() */
+	TAILQ_ENTRY(evfcgi_req)	 p_entry;	/* on the producers' list */
+};
+
+/* The output's body from a descriptor (evfcgi_write_fd()), by a producer. */
+struct req_fdsrc {
+	int			 f_fd;		/* -1: none */
+	uint64_t		 f_off;
+	uint64_t		 f_left;
+};
+
 struct evfcgi_req {
 	struct req_link		*r_link;
 	uint16_t		 r_id;
 	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
 	uint8_t			 r_role;	/* FCGI_RESPONDER ... */
+	/* The two machines, and who holds r (above): */
 	enum req_in		 r_in;
 	enum req_out		 r_out;
 	unsigned		 r_app:1;	/* its handler holds it: from
 						   req_dispatch() to its end */
-	int			 r_nobody;	/* HEAD: body writes dropped */
-	int			 r_is_head;	/* REQUEST_METHOD HEAD */
+	/*
+	 * The application's code runs inside the engine's own ending or
+	 * answer of r (its abort callback, the error page maker): every
+	 * public call that would answer or end r returns -1 meanwhile.
+	 */
+	unsigned		 r_app_locked:1;
+	unsigned		 r_nobody:1;	/* HEAD: body writes dropped */
+	unsigned		 r_is_head:1;	/* REQUEST_METHOD HEAD */
 	const char		*r_method;	/* REQUEST_METHOD, once the
 							   params are decoded */
 	struct timeval		 r_wait_from;	/* its PARAMS awaited since:
@@ -162,12 +210,6 @@ struct evfcgi_req {
 	struct timespec		 r_t0;		/* BEGIN_REQUEST read at,
 						   CLOCK_MONOTONIC */
 	int			 r_reject;	/* status to answer, 0: none */
-	/*
-	 * The application's code runs inside the engine's own ending or
-	 * answer of r (its abort callback, the error page maker): every
-	 * public call that would answer or end r returns -1 meanwhile.
-	 */
-	unsigned		 r_app_locked:1;
 	size_t			 r_charged_params; /* of the global input */
 	size_t			 r_charged_body;	/* cap, held until freed */
 	/* Kept when the request goes back to the pool: */
@@ -181,13 +223,10 @@ struct evfcgi_req {
 	struct param		*r_pv;		/* parsed, into r_mem */
 	size_t			 r_pvcap;
 	struct evbuffer		*r_body;
-	struct evbuffer		*r_data;	/* a filter's DATA, or NULL */
 	struct evfcgi_req	*r_next_free;	/* in the pool */
 	/* Set afresh for each request: */
 	size_t			 r_npv;
 	const char		*r_path;
-	evfcgi_producer		 r_producer;
-	void			*r_producer_arg;
 	evfcgi_abort_cb		 r_abort;
 	void			*r_abort_arg;
 	evfcgi_handler		 r_fn;		/* routed to, at end of PARAMS */
@@ -195,34 +234,19 @@ struct evfcgi_req {
 	size_t			 r_plen;	/* of r_path, the route's part */
 	uint64_t		 r_route_max;	/* the route's body cap, 0: none */
 	int			 r_typed_made;	/* r_typed holds the block */
-	/* A streamed body (EVFCGI_ROUTE_STREAM): */
+	/* Input: its body, buffered or streamed (r_stream), and DATA. */
 	unsigned		 r_stream:1;
-	unsigned		 r_body_told:1;	/* done 1 was handed over */
-	unsigned		 r_paused:1;	/* input held: too much waits */
-	unsigned		 r_kick:1;	/* body to hand over next turn */
-	unsigned		 r_kick_listed:1; /* on its connection's list */
-	evfcgi_body_cb		 r_body_cb;
-	void			*r_body_arg;
-	uint64_t		 r_body_max;	/* 0: no cap */
+	unsigned		 r_stdin_done:1; /* its empty STDIN came */
 	uint64_t		 r_body_seen;	/* bytes that came */
 	long long		 r_clen;	/* CONTENT_LENGTH, -1: unknown */
-	/* A filter (req_data.c): its DATA stream, after PARAMS. */
-	unsigned		 r_data_open:1;	/* its empty DATA not yet in */
-	unsigned		 r_stdin_done:1; /* its empty STDIN came */
-	size_t			 r_charged_data; /* of the global input */
-	long long		 r_data_len;	/* FCGI_DATA_LENGTH, -1: none */
-	/* evfcgi_write_fd(): */
-	int			 r_fd;		/* -1: none */
-	uint64_t		 r_fd_off;
-	uint64_t		 r_fd_left;
+	struct req_stream	 r_st;
+	struct req_fdata	 r_dat;
 	TAILQ_ENTRY(evfcgi_req)	 r_entry;	/* on its connection's list */
 	TAILQ_ENTRY(evfcgi_req)	 r_params_entry; /* while in PARAMS */
-	TAILQ_ENTRY(evfcgi_req)	 r_prod_entry;	/* on the producers' list */
-	struct evfcgi_req	*r_kick_next;	/* on its connection's kicked
-						   list (r_kick_listed) */
-	int			 r_producing;
-	unsigned		 r_prod_idle:1;	/* wrote nothing: waits for
-						   the low mark or its need */
+	/* Output: the header's, the body's way, and what was queued. */
+	int			 r_status;	/* of the header sent, or 0 */
+	long long		 r_clen_out;	/* Content-Length sent, -1 */
+	uint64_t		 r_sent;	/* body bytes queued */
 	unsigned		 r_len_bad:1;	/* body not as declared: told */
 	unsigned		 r_admitted:1;	/* its writes pass the output
 						   cap: evfcgi_respond()
@@ -230,12 +254,8 @@ struct evfcgi_req {
 						   or its 503 page */
 	unsigned		 r_short:1;	/* a body write refused there:
 						   the answer is cut */
-	size_t			 r_prod_room;	/* the running call's room */
-	size_t			 r_prod_used;	/* bytes it wrote so far */
-	size_t			 r_prod_need;	/* evfcgi_produce_need() */
-	int			 r_status;	/* of the header sent, or 0 */
-	long long		 r_clen_out;	/* Content-Length sent, -1 */
-	uint64_t		 r_sent;	/* body bytes queued */
+	struct req_prod		 r_prod;
+	struct req_fdsrc	 r_fdsrc;
 };
 
 /*
@@ -429,7 +449,7 @@ void	req_dispatch(struct evfcgi_req *r, int full);
  * Runs r's producer with room bytes to fill; its writes in this call are
  * capped (about room plus a high mark).  Returns 1 when r is gone (the
  * whole body produced and r finished, or r ended meanwhile), 0 when it
- * wants to be called again: r_prod_idle is set when it wrote nothing.  A
+ * wants to be called again: r_prod.p_idle is set when it wrote nothing.  A
  * body-less answer (HEAD) runs its producer once: r then ends here.
  */
 int	req_produce(struct evfcgi_req *r, size_t room);

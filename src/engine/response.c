@@ -530,10 +530,10 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 		return -1;
 	/* A producer's call writes about a high mark, then yields. */
 	if (r->r_link->rl_prod == r) {
-		if (r->r_prod_used > 0 && r->r_prod_used + len >
-		    r->r_prod_room + lim->high_water)
+		if (r->r_prod.p_used > 0 && r->r_prod.p_used + len >
+		    r->r_prod.p_room + lim->high_water)
 			return -1;
-		r->r_prod_used += len;
+		r->r_prod.p_used += len;
 	}
 	if (r->r_nobody)
 		return 0;
@@ -653,9 +653,9 @@ evfcgi_write_ref_free(struct evfcgi_req *r, const void *data, size_t len,
 void
 req_fd_close(struct evfcgi_req *r)
 {
-	if (r->r_fd >= 0)
-		close(r->r_fd);
-	r->r_fd = -1;
+	if (r->r_fdsrc.f_fd >= 0)
+		close(r->r_fdsrc.f_fd);
+	r->r_fdsrc.f_fd = -1;
 }
 
 /*
@@ -672,9 +672,9 @@ req_fd_produce(struct evfcgi_req *r, size_t room, void *arg)
 	(void)arg;
 	if (n > room)
 		n = room;
-	if (n > r->r_fd_left)
-		n = (size_t)r->r_fd_left;
-	got = pread(r->r_fd, buf, n, (off_t)r->r_fd_off);
+	if (n > r->r_fdsrc.f_left)
+		n = (size_t)r->r_fdsrc.f_left;
+	got = pread(r->r_fdsrc.f_fd, buf, n, (off_t)r->r_fdsrc.f_off);
 	if (got == -1 && errno == EINTR)
 		return 0;
 	if (got <= 0) {
@@ -689,9 +689,9 @@ req_fd_produce(struct evfcgi_req *r, size_t room, void *arg)
 		req_fd_close(r);
 		return 0;
 	}
-	r->r_fd_off += (uint64_t)got;
-	r->r_fd_left -= (uint64_t)got;
-	if (r->r_fd_left > 0)
+	r->r_fdsrc.f_off += (uint64_t)got;
+	r->r_fdsrc.f_left -= (uint64_t)got;
+	if (r->r_fdsrc.f_left > 0)
 		return 0;
 	req_fd_close(r);
 	return 1;
@@ -703,7 +703,7 @@ evfcgi_write_fd(struct evfcgi_req *r, int fd, uint64_t offset, uint64_t len)
 	int	 ok;
 
 	if ((ok = req_body_writable(r, 0)) == -1 || !req_held(r) ||
-	    r->r_fd >= 0 || offset > (uint64_t)INT64_MAX - len) {
+	    r->r_fdsrc.f_fd >= 0 || offset > (uint64_t)INT64_MAX - len) {
 		close(fd);
 		return -1;
 	}
@@ -712,9 +712,9 @@ evfcgi_write_fd(struct evfcgi_req *r, int fd, uint64_t offset, uint64_t len)
 		evfcgi_finish(r);
 		return 0;
 	}
-	r->r_fd = fd;
-	r->r_fd_off = offset;
-	r->r_fd_left = len;
+	r->r_fdsrc.f_fd = fd;
+	r->r_fdsrc.f_off = offset;
+	r->r_fdsrc.f_left = len;
 	evfcgi_produce(r, req_fd_produce, NULL);
 	return 0;
 }
@@ -738,9 +738,9 @@ evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
 {
 	if (!req_held(r) || r->r_app_locked)
 		return -1;
-	r->r_producer = fn;
-	r->r_producer_arg = arg;
-	r->r_prod_idle = 0;
+	r->r_prod.p_fn = fn;
+	r->r_prod.p_arg = arg;
+	r->r_prod.p_idle = 0;
 	r->r_link->rl_env->re_ops->ro_produce(r, r->r_link->rl_owner);
 	return 0;
 }
@@ -750,7 +750,7 @@ evfcgi_produce_need(struct evfcgi_req *r, size_t nbytes)
 {
 	if (!req_held(r) || r->r_app_locked)
 		return -1;
-	r->r_prod_need = nbytes;
+	r->r_prod.p_need = nbytes;
 	return 0;
 }
 
@@ -820,7 +820,7 @@ req_finish(struct evfcgi_req *r, int cut)
 	}
 	/* Input still to come (a body) keeps r's slot until it ends. */
 	if (req_body_open(r)) {
-		r->r_body_cb = NULL;
+		r->r_st.s_cb = NULL;
 		evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
 	}
 	/* The application's own end, or the engine's answer: none to tell. */
