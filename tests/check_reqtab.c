@@ -23,8 +23,10 @@ setup(void)
 	size_t	 i;
 
 	for (i = 0; i < NIDS; i++) {
-		ck_assert_ptr_nonnull(reqs[i] = calloc(1, sizeof(*reqs[i])));
-		reqs[i]->r_id = (uint16_t)i;
+		/* The table reads a request's head alone (req_h()). */
+		ck_assert_ptr_nonnull(reqs[i] = req_of(calloc(1,
+		    sizeof(struct req_head))));
+		req_h(reqs[i])->h_id = (uint16_t)i;
 		in[i] = 0;
 	}
 }

@@ -15,7 +15,7 @@
 
 #include "fcgi_proto.h"
 #include "log.h"
-#include "request.h"
+#include "req_struct.h"
 #include "tests/suite.h"
 
 /* What the fake connection was told. */
@@ -36,8 +36,8 @@ fake_done(struct evfcgi_req *r, void *owner)
 {
 	ck_assert_ptr_eq(owner, &flink);
 	n_done++;
-	done_in = r->r_in;
-	done_out = r->r_out;
+	done_in = r->r_h.h_in;
+	done_out = r->r_h.h_out;
 }
 
 /* What req_dispatch() does, with no handler to run: the app holds r. */
@@ -46,14 +46,15 @@ hold(struct evfcgi_req *r)
 {
 	if (!req_collecting(r) || req_set_in(r, IN_DONE) == -1)
 		return -1;
-	r->r_app = 1;
+	r->r_h.h_app = 1;
 	return 0;
 }
 
 static void
-fake_produce(struct evfcgi_req *r, void *owner)
+fake_produce(struct evfcgi_req *r, int on, void *owner)
 {
 	(void)r;
+	(void)on;
 	ck_assert_ptr_eq(owner, &flink);
 	n_produce++;
 }
@@ -255,7 +256,7 @@ START_TEST(steps_refused)
 	ck_assert_int_eq(req_set_in(r, IN_DONE), -1);
 	ck_assert_int_eq(req_set_in(r, IN_PARAMS), -1);
 	ck_assert_int_eq(req_set_out(r, OUT_NONE), -1);
-	ck_assert_int_eq(r->r_in, IN_PARAMS);
+	ck_assert_int_eq(r->r_h.h_in, IN_PARAMS);
 	req_free(r);
 	ck_assert_uint_eq(flink.rl_nin[IN_PARAMS], 0);
 	r = req_with(nv);
@@ -373,7 +374,7 @@ START_TEST(body_length_checks)
 
 	r = req_with(bad);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 400 "));
-	ck_assert(r->r_out == OUT_ENDED && r->r_in == IN_BODY);
+	ck_assert(r->r_h.h_out == OUT_ENDED && r->r_h.h_in == IN_BODY);
 	req_free(r);
 	evbuffer_drain(flink.rl_out.fo_queue, evbuffer_get_length(flink.rl_out.fo_queue));
 	r = req_with(big);
@@ -388,7 +389,7 @@ START_TEST(body_length_checks)
 	ck_assert_int_eq(req_body_add(r, "0123456789", 10), 0);
 	ck_assert(req_collecting(r));
 	ck_assert_int_eq(req_body_add(r, "0123456789", 10), 0);
-	ck_assert(r->r_out == OUT_ENDED && r->r_in == IN_BODY);
+	ck_assert(r->r_h.h_out == OUT_ENDED && r->r_h.h_in == IN_BODY);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 413 "));
 	req_free(r);
 }
@@ -561,7 +562,7 @@ START_TEST(request_view)
 	req_free(r);
 	/* A bad escape is answered 400 before any route. */
 	r = req_with(nv2);
-	ck_assert(r->r_out == OUT_ENDED && r->r_in == IN_BODY);
+	ck_assert(r->r_h.h_out == OUT_ENDED && r->r_h.h_in == IN_BODY);
 	ck_assert_ptr_nonnull(strstr(stdout_text(), "Status: 400 "));
 	ck_assert_str_eq(evfcgi_method(r), "");
 	ck_assert_ptr_null(evfcgi_remote_addr(r, &port));
@@ -702,7 +703,7 @@ START_TEST(bodyless_statuses)
 		snprintf(want, sizeof(want), "Status: %d %s\r\nContent-Type: "
 		    "text/plain\r\n\r\n", sts[i], req_status_text(sts[i]));
 		ck_assert_str_eq(stdout_take(), want);
-		ck_assert_int_eq(r->r_keep, 1);
+		ck_assert_int_eq(r->r_h.h_keep, 1);
 		req_free(r);
 	}
 	r = req_handled(NULL);
@@ -798,7 +799,7 @@ START_TEST(declared_length_kept)
 	ck_assert_int_eq(evfcgi_header(r, 200, "text/plain", 5), 0);
 	ck_assert_int_eq(evfcgi_write(r, "abc", 3), 0);
 	ck_assert_int_eq(evfcgi_finish(r), -1);
-	ck_assert_int_eq(r->r_keep, 0);
+	ck_assert_int_eq(r->r_h.h_keep, 0);
 	ck_assert_int_eq(n_done, 1);
 	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\nContent-Type: "
 	    "text/plain\r\nContent-Length: 5\r\n\r\nabc");
@@ -813,7 +814,7 @@ START_TEST(declared_length_kept)
 	ck_assert_int_eq(evfcgi_write_ref(r, "cd", 2), -1);
 	ck_assert_int_eq(evfcgi_write(r, "c", 1), 0);
 	ck_assert_int_eq(evfcgi_finish(r), -1);
-	ck_assert_int_eq(r->r_keep, 0);
+	ck_assert_int_eq(r->r_h.h_keep, 0);
 	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\n"
 	    "Content-Length: 3\r\n\r\nabc");
 	/* Writes past the length refused: whole as told, not cut. */
@@ -821,14 +822,14 @@ START_TEST(declared_length_kept)
 	req_free(r);
 	r = req_handled(NULL);
 	ck_assert_int_eq(evfcgi_respond(r, 200, NULL, "abc", 3), 0);
-	ck_assert_int_eq(r->r_keep, 1);
+	ck_assert_int_eq(r->r_h.h_keep, 1);
 	(void)stdout_take();
 	req_free(r);
 	/* HEAD: the length told, no body, nothing wrong. */
 	r = req_handled("HEAD");
 	ck_assert(evfcgi_is_head(r));
 	ck_assert_int_eq(evfcgi_respond(r, 200, NULL, "abc", 3), 0);
-	ck_assert_int_eq(r->r_keep, 1);
+	ck_assert_int_eq(r->r_h.h_keep, 1);
 	ck_assert_str_eq(stdout_take(), "Status: 200 OK\r\n"
 	    "Content-Length: 3\r\n\r\n");
 	req_free(r);
@@ -892,14 +893,14 @@ START_TEST(producer_bounded)
 	ck_assert_int_eq(prod_calls, 1);
 	ck_assert_uint_le(prod_wrote, 10000 + lim.high_water + 4000);
 	ck_assert_uint_ge(prod_wrote, 10000);
-	ck_assert(!r->r_prod.p_idle);
+	ck_assert(!r->r_h.h_prod_idle);
 	/* Outside a producer's call, writes are not capped. */
 	ck_assert_int_eq(evfcgi_write(r, "x", 1), 0);
 	ck_assert_int_eq(evfcgi_produce(r, prod_nothing, NULL), 0);
 	ck_assert_int_eq(req_produce(r, 100), 0);
-	ck_assert(r->r_prod.p_idle);
+	ck_assert(r->r_h.h_prod_idle);
 	ck_assert_int_eq(evfcgi_produce_need(r, 4000), 0);
-	ck_assert_uint_eq(r->r_prod.p_need, 4000);
+	ck_assert_uint_eq(r->r_h.h_prod_need, 4000);
 	ck_assert_int_eq(evfcgi_finish(r), 0);
 	ck_assert_int_eq(evfcgi_produce(r, prod_nothing, NULL), -1);
 	ck_assert_int_eq(evfcgi_produce_need(r, 1), -1);

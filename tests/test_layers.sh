@@ -50,6 +50,17 @@ for d in "" engine cgi demo daemon; do
 		test -s "$TOP/src/${d:+$d/}README"
 done
 
+# The request struct is its own files' alone (src/engine/README): no other
+# file includes req_struct.h, and request.h no longer defines the struct.
+own="query.c reply.c req_data.c req_state.c reqdata.c request.c response.c"
+incl=$(cd "$TOP" && grep -l '#include "req_struct.h"' src/*/*.c src/*/*.h \
+	tools/*.c fuzz/*.c examples/*.c 2>/dev/null | sed 's,.*/,,' | sort |
+	tr '\n' ' ')
+check "req_struct.h is included by the request's own files alone ($incl)" \
+	test "$incl" = "$own "
+check "request.h does not define struct evfcgi_req" \
+	sh -c "! grep -q '^struct evfcgi_req {' '$TOP/src/engine/request.h'"
+
 # The library is the engine alone: no object of another folder in the
 # archives, no name of the gateway, the demo or the daemon in libevfcgi.
 members=$(ar t "$TOP/src/libevfcgi-internal.a" | sort)

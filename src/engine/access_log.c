@@ -216,8 +216,8 @@ access_log_request(struct access_log *al, struct evfcgi_req *r)
 		al->alog_sec = now.tv_sec;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &mono);
-	us = (mono.tv_sec - r->r_t0.tv_sec) * 1000000LL +
-	    (mono.tv_nsec - r->r_t0.tv_nsec) / 1000;
+	us = (mono.tv_sec - req_h(r)->h_t0.tv_sec) * 1000000LL +
+	    (mono.tv_nsec - req_h(r)->h_t0.tv_nsec) / 1000;
 	if (us < 0)
 		us = 0;
 	PUT(evfcgi_param(r, "REMOTE_ADDR"), ALOG_FIELD_MAX);
@@ -232,7 +232,7 @@ access_log_request(struct access_log *al, struct evfcgi_req *r)
 	LIT(" ");
 	PUT(evfcgi_param(r, "SERVER_PROTOCOL"), 32);
 	n = snprintf(tail, sizeof(tail), "\" %d %" PRIu64 " \"",
-	    r->r_status, r->r_sent);
+	    req_h(r)->h_status, req_h(r)->h_sent);
 	memcpy(line + off, tail, (size_t)n);
 	off += (size_t)n;
 	PUT(evfcgi_param(r, "HTTP_REFERER"), ALOG_FIELD_MAX);

@@ -90,7 +90,7 @@ static int	conn_write_progress(struct conn *);
 static void	conn_enter(struct conn *);
 static void	conn_leave(struct conn *);
 static void	conn_req_done(struct evfcgi_req *, void *);
-static void	conn_req_produce(struct evfcgi_req *, void *);
+static void	conn_req_produce(struct evfcgi_req *, int, void *);
 static void	conn_req_resume(struct evfcgi_req *, void *);
 static void	conn_req_failed(void *, const char *);
 static void	conn_kick_bodies(struct conn *);
@@ -302,13 +302,13 @@ conn_leave(struct conn *c)
 static int
 conn_cuts_answer(const struct conn *c)
 {
-	const struct evfcgi_req	*r;
+	const struct req_head	*h;
 
 	if (c->c_link.rl_cut ||
 	    (c->c_out != NULL && evbuffer_get_length(c->c_out) > 0))
 		return 1;
-	TAILQ_FOREACH(r, &c->c_reqs, r_entry)
-		if (r->r_out == OUT_HEADER)
+	TAILQ_FOREACH(h, &c->c_reqs, h_entry)
+		if (h->h_out == OUT_HEADER)
 			return 1;
 	return 0;
 }
@@ -332,6 +332,7 @@ conn_close_now(struct conn *c, const char *why)
 {
 	const struct conn_env	*env = c->c_env;
 	struct evbuffer		*out;
+	struct req_head		*h;
 	struct evfcgi_req	*r;
 	int			 reset;
 
@@ -358,8 +359,9 @@ conn_close_now(struct conn *c, const char *why)
 	 */
 	c->c_link.rl_broken = 1;
 	conn_enter(c);
-	while ((r = TAILQ_FIRST(&c->c_reqs)) != NULL) {
-		TAILQ_REMOVE(&c->c_reqs, r, r_entry);
+	while ((h = TAILQ_FIRST(&c->c_reqs)) != NULL) {
+		TAILQ_REMOVE(&c->c_reqs, h, h_entry);
+		r = req_of(h);
 		if (req_held(r))
 			env->ce_st->aborted++;
 		req_kill(r);
@@ -499,6 +501,7 @@ conn_end(struct conn *c, enum conn_when when, enum conn_how how,
 static int
 conn_cut_all(struct conn *c)
 {
+	struct req_head		*h;
 	struct evfcgi_req	*r;
 	int			 dead;
 
@@ -511,7 +514,8 @@ conn_cut_all(struct conn *c)
 	c->c_close_after = 1;
 	c->c_first_due = 0;
 	/* Abort callbacks may end other requests: take the first each time. */
-	while ((r = TAILQ_FIRST(&c->c_reqs)) != NULL) {
+	while ((h = TAILQ_FIRST(&c->c_reqs)) != NULL) {
+		r = req_of(h);
 		conn_req_unlink(c, r);
 		if (req_answerable(r))
 			c->c_env->ce_st->aborted++;
@@ -835,8 +839,8 @@ conn_req_add(struct conn *c, struct evfcgi_req *r)
 {
 	if (reqtab_add(&c->c_tab, r) == -1)
 		return -1;
-	TAILQ_INSERT_TAIL(&c->c_reqs, r, r_entry);
-	TAILQ_INSERT_TAIL(&c->c_params, r, r_params_entry);
+	TAILQ_INSERT_TAIL(&c->c_reqs, req_h(r), h_entry);
+	TAILQ_INSERT_TAIL(&c->c_params, req_h(r), h_params_entry);
 	return 0;
 }
 
@@ -844,14 +848,14 @@ void
 conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 {
 	reqtab_del(&c->c_tab, r);
-	TAILQ_REMOVE(&c->c_reqs, r, r_entry);
-	if (r->r_in == IN_PARAMS)
-		TAILQ_REMOVE(&c->c_params, r, r_params_entry);
-	if (r->r_prod.p_listed) {
-		TAILQ_REMOVE(&c->c_producers, r, r_prod.p_entry);
-		r->r_prod.p_listed = 0;
+	TAILQ_REMOVE(&c->c_reqs, req_h(r), h_entry);
+	if (req_h(r)->h_in == IN_PARAMS)
+		TAILQ_REMOVE(&c->c_params, req_h(r), h_params_entry);
+	if (req_h(r)->h_prod_listed) {
+		TAILQ_REMOVE(&c->c_producers, req_h(r), h_prod_entry);
+		req_h(r)->h_prod_listed = 0;
 	}
-	if (r->r_st.s_listed)
+	if (req_h(r)->h_kick_listed)
 		conn_kick_forget(c, r);
 }
 
@@ -859,15 +863,15 @@ conn_req_unlink(struct conn *c, struct evfcgi_req *r)
 static void
 conn_kick_forget(struct conn *c, struct evfcgi_req *r)
 {
-	struct evfcgi_req	**pp;
+	struct req_head	**pp;
 
-	for (pp = &c->c_kicked; *pp != NULL; pp = &(*pp)->r_st.s_next)
-		if (*pp == r) {
-			*pp = r->r_st.s_next;
+	for (pp = &c->c_kicked; *pp != NULL; pp = &(*pp)->h_kick_next)
+		if (*pp == req_h(r)) {
+			*pp = req_h(r)->h_kick_next;
 			break;
 		}
-	r->r_st.s_next = NULL;
-	r->r_st.s_listed = 0;
+	req_h(r)->h_kick_next = NULL;
+	req_h(r)->h_kick_listed = 0;
 }
 
 void
@@ -887,13 +891,13 @@ conn_req_done(struct evfcgi_req *r, void *arg)
 	struct conn	*c = arg;
 
 	conn_enter(c);
-	if (!r->r_keep)
+	if (!req_h(r)->h_keep)
 		c->c_close_after = 1;
 	if (req_over(r))
 		conn_req_free(c, r);
-	else if (r->r_prod.p_listed) {
-		TAILQ_REMOVE(&c->c_producers, r, r_prod.p_entry);
-		r->r_prod.p_listed = 0;
+	else if (req_h(r)->h_prod_listed) {
+		TAILQ_REMOVE(&c->c_producers, req_h(r), h_prod_entry);
+		req_h(r)->h_prod_listed = 0;
 	}
 	conn_maybe_close(c);
 	conn_leave(c);
@@ -911,10 +915,10 @@ conn_req_resume(struct evfcgi_req *r, void *arg)
 
 	if (c->c_state == CONN_DEAD)
 		return;
-	if (r->r_st.s_kick && !r->r_st.s_listed) {
-		r->r_st.s_next = c->c_kicked;
-		c->c_kicked = r;
-		r->r_st.s_listed = 1;
+	if (req_h(r)->h_kick && !req_h(r)->h_kick_listed) {
+		req_h(r)->h_kick_next = c->c_kicked;
+		c->c_kicked = req_h(r);
+		req_h(r)->h_kick_listed = 1;
 	}
 	event_active(&c->c_rev, EV_TIMEOUT, 1);
 }
@@ -923,13 +927,13 @@ conn_req_resume(struct evfcgi_req *r, void *arg)
 static void
 conn_kick_bodies(struct conn *c)
 {
-	struct evfcgi_req	*r;
+	struct req_head	*h;
 
-	while (c->c_state != CONN_DEAD && (r = c->c_kicked) != NULL) {
-		c->c_kicked = r->r_st.s_next;
-		r->r_st.s_next = NULL;
-		r->r_st.s_listed = 0;
-		req_body_kick(r);
+	while (c->c_state != CONN_DEAD && (h = c->c_kicked) != NULL) {
+		c->c_kicked = h->h_kick_next;
+		h->h_kick_next = NULL;
+		h->h_kick_listed = 0;
+		req_body_kick(req_of(h));
 	}
 }
 
@@ -938,20 +942,20 @@ conn_kick_bodies(struct conn *c)
  * producer cleared (NULL): it waits for data of its own, off the queue.
  */
 static void
-conn_req_produce(struct evfcgi_req *r, void *arg)
+conn_req_produce(struct evfcgi_req *r, int on, void *arg)
 {
 	struct conn	*c = arg;
 
-	if (r->r_prod.p_fn == NULL) {
-		if (r->r_prod.p_listed) {
-			TAILQ_REMOVE(&c->c_producers, r, r_prod.p_entry);
-			r->r_prod.p_listed = 0;
+	if (!on) {
+		if (req_h(r)->h_prod_listed) {
+			TAILQ_REMOVE(&c->c_producers, req_h(r), h_prod_entry);
+			req_h(r)->h_prod_listed = 0;
 		}
 		return;
 	}
-	if (!r->r_prod.p_listed) {
-		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod.p_entry);
-		r->r_prod.p_listed = 1;
+	if (!req_h(r)->h_prod_listed) {
+		TAILQ_INSERT_TAIL(&c->c_producers, req_h(r), h_prod_entry);
+		req_h(r)->h_prod_listed = 1;
 	}
 	/* Set from a running producer: the pump running it goes on. */
 	if (c->c_link.rl_prod == NULL)
@@ -991,7 +995,7 @@ conn_timer_update(struct conn *c)
 		/* Not reading (paused, held), c waits on itself: no deadline. */
 		if (c->c_state == CONN_READING && !c->c_stream_held) {
 			want = TIMER_HEADER;
-			timeradd(&TAILQ_FIRST(&c->c_params)->r_wait_from, &span,
+			timeradd(&TAILQ_FIRST(&c->c_params)->h_wait_from, &span,
 			    &due);
 		}
 	} else if (c->c_state == CONN_READING && !c->c_stream_held &&
@@ -1050,11 +1054,11 @@ conn_timer_update(struct conn *c)
 void
 conn_params_clock(struct conn *c)
 {
-	struct evfcgi_req	*r;
+	struct req_head	*h;
 
-	if ((r = TAILQ_FIRST(&c->c_params)) != NULL)
+	if ((h = TAILQ_FIRST(&c->c_params)) != NULL)
 		event_base_gettimeofday_cached(c->c_env->ce_base,
-		    &r->r_wait_from);
+		    &h->h_wait_from);
 }
 
 void
@@ -1069,19 +1073,19 @@ conn_params_hold(struct conn *c)
 void
 conn_params_resume(struct conn *c)
 {
-	struct evfcgi_req	*r;
+	struct req_head		*h;
 	struct timeval		 now, held;
 
 	if (!c->c_held)
 		return;
 	c->c_held = 0;
-	if ((r = TAILQ_FIRST(&c->c_params)) == NULL)
+	if ((h = TAILQ_FIRST(&c->c_params)) == NULL)
 		return;
 	event_base_gettimeofday_cached(c->c_env->ce_base, &now);
 	if (!timercmp(&now, &c->c_held_since, >))
 		return;
 	timersub(&now, &c->c_held_since, &held);
-	timeradd(&r->r_wait_from, &held, &r->r_wait_from);
+	timeradd(&h->h_wait_from, &held, &h->h_wait_from);
 }
 
 /*
@@ -1256,11 +1260,13 @@ conn_write_timeout(struct conn *c)
 void
 conn_input_ended(struct conn *c)
 {
-	struct evfcgi_req	*r, *next;
+	struct req_head		*h, *next;
+	struct evfcgi_req	*r;
 
 	/* What still waits for input is dead; the rest is answered. */
-	for (r = TAILQ_FIRST(&c->c_reqs); r != NULL; r = next) {
-		next = TAILQ_NEXT(r, r_entry);
+	for (h = TAILQ_FIRST(&c->c_reqs); h != NULL; h = next) {
+		next = TAILQ_NEXT(h, h_entry);
+		r = req_of(h);
 		if (!req_held(r))
 			conn_req_free(c, r);
 		else if (req_body_open(r)) {
@@ -1292,10 +1298,10 @@ conn_pump(struct conn *c)
 static void
 conn_producers_wake(struct conn *c)
 {
-	struct evfcgi_req	*r;
+	struct req_head	*h;
 
-	TAILQ_FOREACH(r, &c->c_producers, r_prod.p_entry)
-		r->r_prod.p_idle = 0;
+	TAILQ_FOREACH(h, &c->c_producers, h_prod_entry)
+		h->h_prod_idle = 0;
 }
 
 /*
@@ -1307,19 +1313,19 @@ conn_producers_wake(struct conn *c)
 static struct evfcgi_req *
 conn_producer_next(struct conn *c, size_t room, int needy)
 {
-	struct evfcgi_req		*r;
+	struct req_head			*h;
 	size_t				 need, most = conn_high(c) - conn_low(c);
 
-	TAILQ_FOREACH(r, &c->c_producers, r_prod.p_entry) {
-		need = r->r_prod.p_need;
+	TAILQ_FOREACH(h, &c->c_producers, h_prod_entry) {
+		need = h->h_prod_need;
 		if (need > most)
 			need = most;
 		if (room < need || (needy && need == 0))
 			continue;
-		if (!r->r_prod.p_idle && !needy)
-			return r;
-		if (need > 0 && room > r->r_prod.p_room)
-			return r;
+		if (!h->h_prod_idle && !needy)
+			return req_of(h);
+		if (need > 0 && room > h->h_prod_room)
+			return req_of(h);
 	}
 	return NULL;
 }
@@ -1357,10 +1363,10 @@ conn_pump_room(struct conn *c, int needy)
 			break;
 		}
 		/* Round robin between the requests multiplexed on c. */
-		TAILQ_REMOVE(&c->c_producers, r, r_prod.p_entry);
-		TAILQ_INSERT_TAIL(&c->c_producers, r, r_prod.p_entry);
+		TAILQ_REMOVE(&c->c_producers, req_h(r), h_prod_entry);
+		TAILQ_INSERT_TAIL(&c->c_producers, req_h(r), h_prod_entry);
 		if (req_produce(r, high - len) == 0 &&
-		    r->r_prod.p_idle)
+		    req_h(r)->h_prod_idle)
 			idle = 1;
 	}
 	if (idle && c->c_state != CONN_DEAD && c->c_state != CONN_CLOSING &&

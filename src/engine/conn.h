@@ -70,7 +70,7 @@ enum conn_timer {
 	TIMER_FAIL	/* output failed: close on the next loop turn */
 };
 
-TAILQ_HEAD(req_list, evfcgi_req);
+TAILQ_HEAD(req_list, req_head);
 
 struct conn {
 	const struct conn_env	*c_env;
@@ -114,7 +114,7 @@ struct conn {
 	struct reqtab		 c_tab;		/* requests in flight, by id */
 	struct req_list		 c_reqs;	/* the same, in BEGIN order */
 	struct req_list		 c_params;	/* those in PARAMS, in order */
-	struct evfcgi_req	*c_kicked;	/* streamed bodies to look at
+	struct req_head		*c_kicked;	/* streamed bodies to look at
 						   next turn (r_st.s_next) */
 	struct req_list		 c_producers;	/* round-robin order */
 	struct budget_waiter	 c_wait;	/* held by the global cap */

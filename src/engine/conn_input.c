@@ -320,7 +320,7 @@ conn_record(struct conn *c, const struct fcgi_record *rec)
 		return 0;
 	case FCGI_PARAMS:
 		/* Records for ids not in flight are ignored, as the spec says. */
-		if (r != NULL && r->r_in == IN_PARAMS)
+		if (r != NULL && req_h(r)->h_in == IN_PARAMS)
 			return conn_params(c, r, rec);
 		return 0;
 	case FCGI_STDIN:
@@ -355,8 +355,8 @@ static void
 conn_abort_req(struct conn *c, struct evfcgi_req *r)
 {
 	c->c_env->ce_st->aborted++;
-	log_debug("%s: request %u aborted by peer", c->c_peer, r->r_id);
-	if (!r->r_keep)
+	log_debug("%s: request %u aborted by peer", c->c_peer, req_h(r)->h_id);
+	if (!req_h(r)->h_keep)
 		c->c_close_after = 1;
 	conn_req_unlink(c, r);
 	req_end(r, END_ABORTED);
@@ -386,7 +386,7 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 	/* Accepted in a drain for this request: c may close after it. */
 	c->c_first_due = 0;
 	if ((r = conn_find(c, id)) != NULL) {
-		if (r->r_out != OUT_ENDED) {
+		if (req_h(r)->h_out != OUT_ENDED) {
 			conn_end(c, CONN_NOW, CONN_ERROR, "BEGIN_REQUEST for a request id in flight");
 			return -1;
 		}
@@ -406,7 +406,7 @@ conn_begin(struct conn *c, const struct fcgi_record *rec)
 		refuse = FCGI_OVERLOADED;
 	}
 	if (refuse == 0) {
-		r->r_role = (uint8_t)role;
+		req_h(r)->h_role = (uint8_t)role;
 		/* The last one max_conn_requests lets in: c ends after it. */
 		if (++c->c_begun == lim->max_conn_requests)
 			c->c_close_after = 1;
@@ -442,15 +442,15 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 	}
 	/* r leaves PARAMS, whatever comes of it: if it was the oldest, the
 	   next one's turn. */
-	first = TAILQ_FIRST(&c->c_params) == r;
-	TAILQ_REMOVE(&c->c_params, r, r_params_entry);
+	first = TAILQ_FIRST(&c->c_params) == req_h(r);
+	TAILQ_REMOVE(&c->c_params, req_h(r), h_params_entry);
 	if (first)
 		conn_params_clock(c);
 	if (req_params_end(r, &why) == -1) {
 		conn_end(c, CONN_NOW, CONN_ERROR, why);
 		return -1;
 	}
-	if (r->r_role == FCGI_AUTHORIZER)
+	if (req_h(r)->h_role == FCGI_AUTHORIZER)
 		conn_authorizer(c, r);
 	else if (req_collecting(r))
 		conn_route(c, r);
@@ -465,7 +465,7 @@ conn_params(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 static void
 conn_authorizer(struct conn *c, struct evfcgi_req *r)
 {
-	r->r_stdin_done = 1;
+	req_h(r)->h_stdin_done = 1;
 	if (req_collecting(r))
 		conn_route(c, r);
 	if (req_collecting(r))
@@ -486,9 +486,9 @@ conn_route(struct conn *c, struct evfcgi_req *r)
 	struct req_route	 rt = { .rr_fn = NULL };
 
 	env->ce_route(env->ce_arg, evfcgi_path(r), evfcgi_method(r),
-	    r->r_role, &rt);
+	    req_h(r)->h_role, &rt);
 	req_route(r, &rt, budget_refuse(env->ce_budget));
-	if (r->r_role == FCGI_FILTER && req_collecting(r) &&
+	if (req_h(r)->h_role == FCGI_FILTER && req_collecting(r) &&
 	    req_data_begin(r) == -1)
 		conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading DATA");
 }
@@ -502,14 +502,14 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 {
 	size_t	 clen = rec->hdr.content_length;
 
-	if (r->r_out == OUT_ENDED) {
+	if (req_h(r)->h_out == OUT_ENDED) {
 		if (clen == 0) {
 			conn_req_free(c, r);
 			conn_maybe_close(c);
 		}
 		return 0;
 	}
-	if (r->r_in == IN_PARAMS) {
+	if (req_h(r)->h_in == IN_PARAMS) {
 		conn_end(c, CONN_NOW, CONN_ERROR, "STDIN before the end of PARAMS");
 		return -1;
 	}
@@ -523,12 +523,12 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		}
 		return 0;
 	}
-	if (!req_collecting(r) || r->r_stdin_done)
+	if (!req_collecting(r) || req_h(r)->h_stdin_done)
 		return 0;
 	if (clen == 0) {
 		/* A filter runs once its DATA has ended too. */
-		r->r_stdin_done = 1;
-		if (!r->r_dat.d_open)
+		req_h(r)->h_stdin_done = 1;
+		if (!req_h(r)->h_data_open)
 			conn_dispatch(c, r);
 		return 0;
 	}
@@ -547,13 +547,13 @@ conn_stdin(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 static int
 conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 {
-	if (r->r_role != FCGI_FILTER)
+	if (req_h(r)->h_role != FCGI_FILTER)
 		return 0;
-	if (r->r_in == IN_PARAMS) {
+	if (req_h(r)->h_in == IN_PARAMS) {
 		conn_end(c, CONN_NOW, CONN_ERROR, "DATA before the end of PARAMS");
 		return -1;
 	}
-	if (!req_collecting(r) || !r->r_dat.d_open)
+	if (!req_collecting(r) || !req_h(r)->h_data_open)
 		return 0;
 	if (rec->hdr.content_length == 0)
 		req_data_end(r);
@@ -561,9 +561,9 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 		conn_end(c, CONN_NOW, CONN_CLOSE, "out of memory reading DATA");
 		return -1;
 	}
-	if (r->r_out == OUT_ENDED)
+	if (req_h(r)->h_out == OUT_ENDED)
 		conn_drained(c, r);
-	else if (!r->r_dat.d_open && r->r_stdin_done)
+	else if (!req_h(r)->h_data_open && req_h(r)->h_stdin_done)
 		conn_dispatch(c, r);
 	return 0;
 }
@@ -575,7 +575,7 @@ conn_data(struct conn *c, struct evfcgi_req *r, const struct fcgi_record *rec)
 static void
 conn_drained(struct conn *c, struct evfcgi_req *r)
 {
-	if (r->r_out != OUT_ENDED || !r->r_stdin_done)
+	if (req_h(r)->h_out != OUT_ENDED || !req_h(r)->h_stdin_done)
 		return;
 	conn_req_free(c, r);
 	conn_maybe_close(c);

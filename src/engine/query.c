@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "req_struct.h"
 #include "reqdata.h"
 
 static struct rd_part	*query_part(struct evfcgi_req *);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "request.h"
+#include "req_struct.h"
 
 int
 evfcgi_vprintf(struct evfcgi_req *r, const char *fmt, va_list ap)

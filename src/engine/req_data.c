@@ -14,7 +14,7 @@
 
 #include <event2/buffer.h>
 
-#include "request.h"
+#include "req_struct.h"
 
 static void	req_data_refuse(struct evfcgi_req *, int, const char *,
 		    uint64_t);
@@ -24,7 +24,7 @@ static void
 req_data_refuse(struct evfcgi_req *r, int status, const char *why,
     uint64_t limit)
 {
-	r->r_dat.d_open = 0;
+	r->r_h.h_data_open = 0;
 	evbuffer_drain(r->r_dat.d_buf, evbuffer_get_length(r->r_dat.d_buf));
 	req_refuse(r, status, why, limit);
 }
@@ -38,7 +38,7 @@ req_data_begin(struct evfcgi_req *r)
 
 	if (r->r_dat.d_buf == NULL && (r->r_dat.d_buf = evbuffer_new()) == NULL)
 		return -1;
-	r->r_dat.d_open = 1;
+	r->r_h.h_data_open = 1;
 	r->r_dat.d_len = -1;
 	if ((dl = evfcgi_param(r, "FCGI_DATA_LENGTH")) == NULL || *dl == '\0')
 		return 0;
@@ -82,7 +82,7 @@ req_data_add(struct evfcgi_req *r, const void *p, size_t len)
 void
 req_data_end(struct evfcgi_req *r)
 {
-	r->r_dat.d_open = 0;
+	r->r_h.h_data_open = 0;
 	if (r->r_dat.d_len >= 0 &&
 	    evbuffer_get_length(r->r_dat.d_buf) != (uint64_t)r->r_dat.d_len)
 		req_data_refuse(r, 400, "filter data short of FCGI_DATA_LENGTH", 0);

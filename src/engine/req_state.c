@@ -1,14 +1,15 @@
 /*
  * req_state.c: what request.c (a request's life and input) and response.c
  * (its answer) both stand on: the steps of a request's two machines
- * (request.h), and its growable buffers.  It calls neither.
+ * (request.h), the application's letting go of it, and its growable
+ * buffers.  It calls neither.
  */
 #include <sys/types.h>
 
 #include <stdlib.h>
 
 #include "log.h"
-#include "request.h"
+#include "req_struct.h"
 
 static const char *const req_in_names[] = { "params", "body", "done" };
 static const char *const req_out_names[] = { "none", "header", "ended" };
@@ -31,8 +32,8 @@ req_step_refused(const struct evfcgi_req *r, int out, unsigned to)
 	const char *const	*names = out ? req_out_names : req_in_names;
 
 	log_err("%s: request %u: %s: no step from %s to %s",
-	    r->r_link->rl_peer, r->r_id, out ? "output" : "input",
-	    names[out ? r->r_out : r->r_in], names[to]);
+	    r->r_link->rl_peer, r->r_h.h_id, out ? "output" : "input",
+	    names[out ? r->r_h.h_out : r->r_h.h_in], names[to]);
 	return -1;
 }
 
@@ -41,7 +42,27 @@ req_ended_log(const struct evfcgi_req *r)
 {
 	if (log_enabled(LOG_DEBUG))
 		log_debug("%s: request %u: answer ended, input %s",
-		    r->r_link->rl_peer, r->r_id, req_in_names[r->r_in]);
+		    r->r_link->rl_peer, r->r_h.h_id, req_in_names[r->r_h.h_in]);
+}
+
+void
+req_release_app(struct evfcgi_req *r)
+{
+	evfcgi_abort_cb	 fn = r->r_abort;
+	int		 held = r->r_h.h_app;
+
+	r->r_h.h_app = 0;
+	r->r_abort = NULL;
+	r->r_st.s_cb = NULL;
+	if (!held || fn == NULL)
+		return;
+	r->r_app_locked = 1;
+	fn(r, r->r_abort_arg);
+	r->r_app_locked = 0;
+	/* What it set meanwhile is not called: the application let go. */
+	r->r_abort = NULL;
+	r->r_st.s_cb = NULL;
+	r->r_prod.p_fn = NULL;
 }
 
 int

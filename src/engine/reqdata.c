@@ -11,6 +11,7 @@
 
 #include <event2/buffer.h>
 
+#include "req_struct.h"
 #include "reqdata.h"
 #include "router.h"
 
@@ -96,7 +97,7 @@ reqdata_get(struct evfcgi_req *r)
 	np = rd_count(raw != NULL ? raw : evfcgi_path(r), plen, '/');
 	nc = rd_count(ck, clen, ';');
 	tmp.d_form.st = RD_ABSENT;
-	if (r->r_stream)
+	if (r->r_h.h_stream)
 		tmp.d_form.st = rd_is_form(r) ? RD_STREAMED : RD_ABSENT;
 	else if (rd_is_form(r)) {
 		blen = evbuffer_get_length(r->r_body);

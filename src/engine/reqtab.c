@@ -55,11 +55,11 @@ reqtab_find(const struct reqtab *t, uint16_t id)
 	size_t	 i;
 
 	if (t->rt_cap == 0)
-		return t->rt_one != NULL && t->rt_one->r_id == id ?
+		return t->rt_one != NULL && req_h(t->rt_one)->h_id == id ?
 		    t->rt_one : NULL;
 	for (i = reqtab_home(t, id); t->rt_slot[i] != NULL;
 	    i = (i + 1) & (t->rt_cap - 1))
-		if (t->rt_slot[i]->r_id == id)
+		if (req_h(t->rt_slot[i])->h_id == id)
 			return t->rt_slot[i];
 	return NULL;
 }
@@ -79,11 +79,11 @@ reqtab_grow(struct reqtab *t)
 	if ((n.rt_slot = calloc(n.rt_cap, sizeof(*n.rt_slot))) == NULL)
 		return -1;
 	if (t->rt_one != NULL)
-		n.rt_slot[reqtab_home(&n, t->rt_one->r_id)] = t->rt_one;
+		n.rt_slot[reqtab_home(&n, req_h(t->rt_one)->h_id)] = t->rt_one;
 	for (i = 0; i < t->rt_cap; i++) {
 		if (t->rt_slot[i] == NULL)
 			continue;
-		for (j = reqtab_home(&n, t->rt_slot[i]->r_id);
+		for (j = reqtab_home(&n, req_h(t->rt_slot[i])->h_id);
 		    n.rt_slot[j] != NULL; j = (j + 1) & (n.rt_cap - 1))
 			;
 		n.rt_slot[j] = t->rt_slot[i];
@@ -106,7 +106,7 @@ reqtab_add(struct reqtab *t, struct evfcgi_req *r)
 	}
 	if ((t->rt_n + 1) * 2 > t->rt_cap && reqtab_grow(t) == -1)
 		return -1;
-	for (i = reqtab_home(t, r->r_id); t->rt_slot[i] != NULL;
+	for (i = reqtab_home(t, req_h(r)->h_id); t->rt_slot[i] != NULL;
 	    i = (i + 1) & (t->rt_cap - 1))
 		;
 	t->rt_slot[i] = r;
@@ -126,7 +126,7 @@ reqtab_del(struct reqtab *t, struct evfcgi_req *r)
 		}
 		return;
 	}
-	for (i = reqtab_home(t, r->r_id); t->rt_slot[i] != r;
+	for (i = reqtab_home(t, req_h(r)->h_id); t->rt_slot[i] != r;
 	    i = (i + 1) & mask)
 		if (t->rt_slot[i] == NULL)
 			return;
@@ -134,7 +134,7 @@ reqtab_del(struct reqtab *t, struct evfcgi_req *r)
 	t->rt_n--;
 	/* Move back each later entry whose home lies at or before the hole. */
 	for (j = (i + 1) & mask; t->rt_slot[j] != NULL; j = (j + 1) & mask) {
-		home = reqtab_home(t, t->rt_slot[j]->r_id);
+		home = reqtab_home(t, req_h(t->rt_slot[j])->h_id);
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			t->rt_slot[i] = t->rt_slot[j];
 			t->rt_slot[j] = NULL;

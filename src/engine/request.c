@@ -21,7 +21,7 @@
 #include "fcgi_out.h"
 #include "fcgi_proto.h"
 #include "log.h"
-#include "request.h"
+#include "req_struct.h"
 
 /*
  * What decoding a request's params or its path came to; each outcome but
@@ -132,23 +132,23 @@ req_new(struct req_link *link, uint16_t id, int keep)
 	if ((r = req_from_pool(link->rl_env->re_pool)) == NULL)
 		return NULL;
 	r->r_link = link;
-	r->r_id = id;
-	r->r_keep = keep != 0;
-	r->r_role = FCGI_RESPONDER;	/* the connection says otherwise */
-	r->r_in = IN_PARAMS;
-	r->r_out = OUT_NONE;
-	r->r_app = 0;
+	r->r_h.h_id = id;
+	r->r_h.h_keep = keep != 0;
+	r->r_h.h_role = FCGI_RESPONDER;	/* the connection says otherwise */
+	r->r_h.h_in = IN_PARAMS;
+	r->r_h.h_out = OUT_NONE;
+	r->r_h.h_app = 0;
 	link->rl_nin[IN_PARAMS]++;
 	r->r_fdsrc.f_fd = -1;
 	r->r_clen = -1;
-	r->r_status = 0;
-	r->r_sent = 0;
-	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_wait_from);
+	r->r_h.h_status = 0;
+	r->r_h.h_sent = 0;
+	event_base_gettimeofday_cached(link->rl_env->re_base, &r->r_h.h_wait_from);
 	/*
 	 * The loop's cached clock is the kernel tick on Linux (4 ms), fine
 	 * for timeouts but not for the access log's time taken.
 	 */
-	clock_gettime(CLOCK_MONOTONIC, &r->r_t0);
+	clock_gettime(CLOCK_MONOTONIC, &r->r_h.h_t0);
 	link->rl_env->re_st->requests_total++;
 	link->rl_env->re_st->requests_active++;
 	return r;
@@ -216,13 +216,13 @@ req_free(struct evfcgi_req *r)
 	/* A producer's caller learns that r is gone. */
 	if (r->r_link->rl_prod == r)
 		r->r_link->rl_prod = NULL;
-	r->r_stream = r->r_st.s_paused = 0;
+	r->r_h.h_stream = r->r_st.s_paused = 0;
 	req_uncharge(r, &r->r_charged_params);
 	req_uncharge(r, &r->r_charged_body);
 	req_uncharge(r, &r->r_dat.d_charged);
-	if (r->r_out != OUT_ENDED)
+	if (r->r_h.h_out != OUT_ENDED)
 		r->r_link->rl_env->re_st->requests_active--;
-	r->r_link->rl_nin[r->r_in]--;
+	r->r_link->rl_nin[r->r_h.h_in]--;
 	pool = r->r_link->rl_env->re_pool;
 	if (pool->rp_n >= REQ_POOL_MAX) {
 		req_destroy(r);
@@ -244,26 +244,6 @@ req_free(struct evfcgi_req *r)
 	r->r_next_free = pool->rp_free;
 	pool->rp_free = r;
 	pool->rp_n++;
-}
-
-void
-req_release_app(struct evfcgi_req *r)
-{
-	evfcgi_abort_cb	 fn = r->r_abort;
-	int		 held = r->r_app;
-
-	r->r_app = 0;
-	r->r_abort = NULL;
-	r->r_st.s_cb = NULL;
-	if (!held || fn == NULL)
-		return;
-	r->r_app_locked = 1;
-	fn(r, r->r_abort_arg);
-	r->r_app_locked = 0;
-	/* What it set meanwhile is not called: the application let go. */
-	r->r_abort = NULL;
-	r->r_st.s_cb = NULL;
-	r->r_prod.p_fn = NULL;
 }
 
 void
@@ -362,7 +342,7 @@ req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 	r->r_route_max = rt->rr_body_max;
 	if (rt->rr_fn == NULL || !(rt->rr_flags & EVFCGI_ROUTE_STREAM)) {
 		/* An authorizer has no body: a CONTENT_LENGTH is the client's. */
-		if (r->r_role != FCGI_AUTHORIZER)
+		if (r->r_h.h_role != FCGI_AUTHORIZER)
 			(void)req_cgi_body(r, 0);
 		return;
 	}
@@ -375,7 +355,7 @@ req_route(struct evfcgi_req *r, const struct req_route *rt, int full)
 		    r->r_st.s_max);
 		return;
 	}
-	r->r_stream = 1;
+	r->r_h.h_stream = 1;
 	req_dispatch(r, full);
 }
 
@@ -605,7 +585,7 @@ req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 {
 	size_t	 have = evbuffer_get_length(r->r_body);
 
-	if (r->r_stream)
+	if (r->r_h.h_stream)
 		return req_stream_add(r, p, len);
 	if (have + len > req_body_cap(r)) {
 		req_drop_body(r, 413, "request body above the limit",
@@ -673,7 +653,7 @@ req_body_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	struct evfcgi_req	*r = arg;
 	size_t			 d = info->n_deleted;
 
-	if (!r->r_stream || d == 0)
+	if (!r->r_h.h_stream || d == 0)
 		return;
 	if (d > r->r_charged_body)
 		d = r->r_charged_body;
@@ -710,9 +690,9 @@ req_body_end(struct evfcgi_req *r)
 void
 req_body_kick(struct evfcgi_req *r)
 {
-	if (!r->r_st.s_kick)
+	if (!r->r_h.h_kick)
 		return;
-	r->r_st.s_kick = 0;
+	r->r_h.h_kick = 0;
 	if (!req_held(r) || r->r_st.s_cb == NULL)
 		return;
 	if (req_body_open(r))
@@ -728,16 +708,16 @@ req_dispatch(struct evfcgi_req *r, int full)
 {
 	if (!req_collecting(r)) {
 		log_err("%s: request %u: dispatched twice, or answered",
-		    r->r_link->rl_peer, r->r_id);
+		    r->r_link->rl_peer, r->r_h.h_id);
 		return;
 	}
 	/* A buffered body is whole now; a streamed one keeps coming. */
-	if (!r->r_stream && req_set_in(r, IN_DONE) == -1)
+	if (!r->r_h.h_stream && req_set_in(r, IN_DONE) == -1)
 		return;
-	r->r_app = 1;
+	r->r_h.h_app = 1;
 	if (log_enabled(LOG_DEBUG))
 		log_debug("%s: request %u: to its handler", r->r_link->rl_peer,
-		    r->r_id);
+		    r->r_h.h_id);
 	if (full) {
 		req_refuse(r, 503, "output queues are full", 0);
 	} else if (r->r_fn == NULL)
@@ -750,12 +730,12 @@ int
 req_produce(struct evfcgi_req *r, size_t room)
 {
 	struct req_link	*l = r->r_link;
-	uint64_t	 sent = r->r_sent;
+	uint64_t	 sent = r->r_h.h_sent;
 	int		 rc;
 
-	r->r_prod.p_room = room;
+	r->r_h.h_prod_room = room;
 	r->r_prod.p_used = 0;
-	r->r_prod.p_idle = 0;
+	r->r_h.h_prod_idle = 0;
 	l->rl_prod = r;
 	rc = r->r_prod.p_fn(r, room, r->r_prod.p_arg);
 	if (l->rl_prod != r)
@@ -778,7 +758,7 @@ req_produce(struct evfcgi_req *r, size_t room)
 		return 1;
 	}
 	l->rl_prod = NULL;
-	r->r_prod.p_idle = r->r_sent == sent;
+	r->r_h.h_prod_idle = r->r_h.h_sent == sent;
 	return 0;
 }
 
@@ -897,19 +877,19 @@ evfcgi_body_bytes(struct evfcgi_req *r, size_t *len)
 int
 evfcgi_role(struct evfcgi_req *r)
 {
-	return r->r_role;
+	return r->r_h.h_role;
 }
 
 struct evbuffer *
 evfcgi_data(struct evfcgi_req *r)
 {
-	return r->r_role == FCGI_FILTER ? r->r_dat.d_buf : NULL;
+	return r->r_h.h_role == FCGI_FILTER ? r->r_dat.d_buf : NULL;
 }
 
 int
 evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
 {
-	if (!r->r_stream || !req_held(r) || r->r_st.s_told ||
+	if (!r->r_h.h_stream || !req_held(r) || r->r_st.s_told ||
 	    r->r_app_locked)
 		return -1;
 	r->r_st.s_cb = fn;
@@ -917,7 +897,7 @@ evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
 	/* Set late: what waits is handed over on the next turn. */
 	if (fn != NULL && (evbuffer_get_length(r->r_body) > 0 ||
 	    !req_body_open(r))) {
-		r->r_st.s_kick = 1;
+		r->r_h.h_kick = 1;
 		r->r_link->rl_env->re_ops->ro_resume(r, r->r_link->rl_owner);
 	}
 	return 0;
@@ -926,7 +906,7 @@ evfcgi_on_body(struct evfcgi_req *r, evfcgi_body_cb fn, void *arg)
 int
 evfcgi_body_limit(struct evfcgi_req *r, uint64_t max)
 {
-	if (!r->r_stream || !req_held(r) || r->r_app_locked)
+	if (!r->r_h.h_stream || !req_held(r) || r->r_app_locked)
 		return -1;
 	if (max > 0 && (r->r_body_seen > max ||
 	    (r->r_clen >= 0 && (uint64_t)r->r_clen > max)))

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "budget.h"
 #include "evfcgi.h"
@@ -61,10 +62,12 @@ enum req_out {
 
 /* What a request calls in its connection; each gets the link's owner. */
 struct req_ops {
-	/* END_REQUEST is queued: free r (DONE) or keep it (DRAIN). */
+	/* r's answer ended: free r (req_over()) or keep it until its
+	   input ends. */
 	void	(*ro_done)(struct evfcgi_req *r, void *owner);
-	/* r has a producer now: run it as the output has room. */
-	void	(*ro_produce)(struct evfcgi_req *r, void *owner);
+	/* r has a producer now (on): run it as the output has room; or
+	   none any more: stop. */
+	void	(*ro_produce)(struct evfcgi_req *r, int on, void *owner);
 	/* Output could not be queued: the stream is broken, close. */
 	void	(*ro_failed)(void *owner, const char *why);
 	/* r's streamed body may take input again, or has some to hand
@@ -137,126 +140,68 @@ struct req_link {
 	uint16_t			 rl_nin[REQ_IN_N];	/* ids: 16 bits */
 };
 
+/* A name, value pair of PARAMS, a cookie or a form (NUL-ended both). */
 struct param {
 	const char	*p_name;
 	const char	*p_value;
 	size_t		 p_nlen;	/* strlen(p_name): compared first */
 };
 
-/* A streamed body's hand-over to its handler (EVFCGI_ROUTE_STREAM). */
-struct req_stream {
-	evfcgi_body_cb		 s_cb;		/* evfcgi_on_body() */
-	void			*s_arg;
-	uint64_t		 s_max;		/* evfcgi_body_limit(), 0: none */
-	unsigned		 s_told:1;	/* done 1 was handed over */
-	unsigned		 s_paused:1;	/* input held: too much waits */
-	unsigned		 s_kick:1;	/* body to hand over next turn */
-	unsigned		 s_listed:1;	/* on its connection's kicked
-						   list (s_next) */
-	struct evfcgi_req	*s_next;
-};
-
-/* A filter's DATA stream (req_data.c), beside its STDIN. */
-struct req_fdata {
-	struct evbuffer		*d_buf;		/* kept in the pool, or NULL */
-	unsigned		 d_open:1;	/* its empty DATA not yet in */
-	size_t			 d_charged;	/* of the global input */
-	long long		 d_len;		/* FCGI_DATA_LENGTH, -1: none */
-};
-
-/* The output's body from a producer (evfcgi_produce()). */
-struct req_prod {
-	evfcgi_producer		 p_fn;
-	void			*p_arg;
-	unsigned		 p_listed:1;	/* on the producers' list */
-	unsigned		 p_idle:1;	/* wrote nothing: waits for the
-						   low mark or its need */
-	size_t			 p_room;	/* the running call's room */
-	size_t			 p_used;	/* bytes it wrote so far */
-	size_t			 p_need;	/* evfcgi_produce_need() */
-	TAILQ_ENTRY(evfcgi_req)	 p_entry;	/* on the producers' list */
-};
-
-/* The output's body from a descriptor (evfcgi_write_fd()), by a producer. */
-struct req_fdsrc {
-	int			 f_fd;		/* -1: none */
-	uint64_t		 f_off;
-	uint64_t		 f_left;
-};
-
-struct evfcgi_req {
-	struct req_link		*r_link;
-	uint16_t		 r_id;
-	uint8_t			 r_keep;	/* FCGI_KEEP_CONN */
-	uint8_t			 r_role;	/* FCGI_RESPONDER ... */
-	/* The two machines, and who holds r (above): */
-	enum req_in		 r_in;
-	enum req_out		 r_out;
-	unsigned		 r_app:1;	/* its handler holds it: from
-						   req_dispatch() to its end */
-	/*
-	 * The application's code runs inside the engine's own ending or
-	 * answer of r (its abort callback, the error page maker): every
-	 * public call that would answer or end r returns -1 meanwhile.
-	 */
-	unsigned		 r_app_locked:1;
-	unsigned		 r_nobody:1;	/* HEAD: body writes dropped */
-	unsigned		 r_is_head:1;	/* REQUEST_METHOD HEAD */
-	const char		*r_method;	/* REQUEST_METHOD, once the
-							   params are decoded */
-	struct timeval		 r_wait_from;	/* its PARAMS awaited since:
+/*
+ * What a connection reads of a request and keeps in it: the first member
+ * of every struct evfcgi_req (req_struct.h, for the request's own files
+ * alone), reached through req_h().  The connection links its lists
+ * through it and reads the request's state from it; only the request's
+ * files write the state.
+ */
+struct req_head {
+	/* The connection's (conn.c): */
+	TAILQ_ENTRY(req_head)	 h_entry;	/* all its requests */
+	TAILQ_ENTRY(req_head)	 h_params_entry; /* while in PARAMS */
+	TAILQ_ENTRY(req_head)	 h_prod_entry;	/* its producers */
+	struct req_head		*h_kick_next;	/* its kicked bodies */
+	struct timeval		 h_wait_from;	/* its PARAMS awaited since:
 						   BEGIN_REQUEST read, or
 						   later (conn_params_clock) */
-	struct timespec		 r_t0;		/* BEGIN_REQUEST read at,
+	unsigned		 h_prod_listed:1; /* on the producers' list */
+	unsigned		 h_kick_listed:1; /* on the kicked list */
+	/* The request's, read by the connection: */
+	uint16_t		 h_id;
+	uint8_t			 h_keep;	/* FCGI_KEEP_CONN */
+	uint8_t			 h_role;	/* FCGI_RESPONDER ... */
+	enum req_in		 h_in;		/* the two machines (above) */
+	enum req_out		 h_out;
+	unsigned		 h_app:1;	/* its handler holds it: from
+						   req_dispatch() to its end */
+	unsigned		 h_stream:1;	/* its body streamed */
+	unsigned		 h_stdin_done:1; /* its empty STDIN came */
+	unsigned		 h_data_open:1;	/* a filter's empty DATA not in */
+	unsigned		 h_kick:1;	/* body to hand over next turn */
+	unsigned		 h_prod_idle:1;	/* its producer wrote nothing:
+						   waits for the low mark or
+						   its need */
+	size_t			 h_prod_room;	/* its producer's last room */
+	size_t			 h_prod_need;	/* evfcgi_produce_need() */
+	/* Its answer, for the access log and the server's counts: */
+	struct timespec		 h_t0;		/* BEGIN_REQUEST read at,
 						   CLOCK_MONOTONIC */
-	int			 r_reject;	/* status to answer, 0: none */
-	size_t			 r_charged_params; /* of the global input */
-	size_t			 r_charged_body;	/* cap, held until freed */
-	/* Kept when the request goes back to the pool: */
-	struct req_buf		 r_raw;		/* raw PARAMS */
-	struct req_buf		 r_mem;		/* the pairs, NUL-ended */
-	struct req_buf		 r_pathbuf;	/* what r_path points to */
-	struct req_buf		 r_hdrs;	/* evfcgi_header_add() lines */
-	struct req_buf		 r_typed;	/* the typed data's one block:
-						   query, path params, cookies,
-						   form (reqdata.c) */
-	struct param		*r_pv;		/* parsed, into r_mem */
-	size_t			 r_pvcap;
-	struct evbuffer		*r_body;
-	struct evfcgi_req	*r_next_free;	/* in the pool */
-	/* Set afresh for each request: */
-	size_t			 r_npv;
-	const char		*r_path;
-	evfcgi_abort_cb		 r_abort;
-	void			*r_abort_arg;
-	evfcgi_handler		 r_fn;		/* routed to, at end of PARAMS */
-	void			*r_fn_arg;
-	size_t			 r_plen;	/* of r_path, the route's part */
-	uint64_t		 r_route_max;	/* the route's body cap, 0: none */
-	int			 r_typed_made;	/* r_typed holds the block */
-	/* Input: its body, buffered or streamed (r_stream), and DATA. */
-	unsigned		 r_stream:1;
-	unsigned		 r_stdin_done:1; /* its empty STDIN came */
-	uint64_t		 r_body_seen;	/* bytes that came */
-	long long		 r_clen;	/* CONTENT_LENGTH, -1: unknown */
-	struct req_stream	 r_st;
-	struct req_fdata	 r_dat;
-	TAILQ_ENTRY(evfcgi_req)	 r_entry;	/* on its connection's list */
-	TAILQ_ENTRY(evfcgi_req)	 r_params_entry; /* while in PARAMS */
-	/* Output: the header's, the body's way, and what was queued. */
-	int			 r_status;	/* of the header sent, or 0 */
-	long long		 r_clen_out;	/* Content-Length sent, -1 */
-	uint64_t		 r_sent;	/* body bytes queued */
-	unsigned		 r_len_bad:1;	/* body not as declared: told */
-	unsigned		 r_admitted:1;	/* its writes pass the output
-						   cap: evfcgi_respond()
-						   admitted the whole answer,
-						   or its 503 page */
-	unsigned		 r_short:1;	/* a body write refused there:
-						   the answer is cut */
-	struct req_prod		 r_prod;
-	struct req_fdsrc	 r_fdsrc;
+	int			 h_status;	/* of the header sent, or 0 */
+	uint64_t		 h_sent;	/* body bytes queued */
 };
+
+/* r's head, and the request a head is the first member of. */
+static inline struct req_head *
+req_h(const struct evfcgi_req *r)
+{
+	return (struct req_head *)(void *)(uintptr_t)r;
+}
+
+static inline struct evfcgi_req *
+req_of(struct req_head *h)
+{
+	return (struct evfcgi_req *)(void *)h;
+}
+
 
 /*
  * A new request id on link, collecting PARAMS.  Returns it, or NULL when
@@ -301,80 +246,43 @@ void	req_end(struct evfcgi_req *r, enum req_end how);
 /* r dies unfinished: req_end(END_LOST), then freed. */
 void	req_kill(struct evfcgi_req *r);
 
-/* The steps each machine has: bit (1 << to) of steps[from] (req_state.c). */
-extern const unsigned	req_in_steps[REQ_IN_N], req_out_steps[REQ_OUT_N];
-
-/* Logs the step from r's state to `to` that its machine has not; -1. */
-int	req_step_refused(const struct evfcgi_req *r, int out, unsigned to);
-
-/* Logs, at LOG_DEBUG, that r's answer ended. */
-void	req_ended_log(const struct evfcgi_req *r);
-
-/*
- * Moves r's input to s, keeping its link's count of each input state.
- * Returns 0, or -1 (logged, r unchanged) when the machine has no such step.
- */
-static inline int
-req_set_in(struct evfcgi_req *r, enum req_in s)
-{
-	if ((req_in_steps[r->r_in] & (1u << s)) == 0)
-		return req_step_refused(r, 0, s);
-	r->r_link->rl_nin[r->r_in]--;
-	r->r_link->rl_nin[s]++;
-	r->r_in = s;
-	return 0;
-}
-
-/*
- * Moves r's output to s; at OUT_ENDED r is no longer an active request.
- * Returns 0, or -1 (logged, r unchanged) when the machine has no such step.
- */
-static inline int
-req_set_out(struct evfcgi_req *r, enum req_out s)
-{
-	if ((req_out_steps[r->r_out] & (1u << s)) == 0)
-		return req_step_refused(r, 1, s);
-	r->r_out = s;
-	if (s == OUT_ENDED) {
-		r->r_link->rl_env->re_st->requests_active--;
-		req_ended_log(r);
-	}
-	return 0;
-}
-
 /* The application holds r: its handler ran, its answer has not ended. */
 static inline int
 req_held(const struct evfcgi_req *r)
 {
-	return r->r_app && r->r_out != OUT_ENDED;
+	return req_h(r)->h_app && req_h(r)->h_out != OUT_ENDED;
 }
 
 /* r's body comes to the engine, not yet to a handler: none holds it. */
 static inline int
 req_collecting(const struct evfcgi_req *r)
 {
-	return r->r_in == IN_BODY && !r->r_app && r->r_out != OUT_ENDED;
+	const struct req_head	*h = req_h(r);
+
+	return h->h_in == IN_BODY && !h->h_app && h->h_out != OUT_ENDED;
 }
 
 /* Past its PARAMS and not answered: the engine or its handler may answer. */
 static inline int
 req_answerable(const struct evfcgi_req *r)
 {
-	return r->r_in != IN_PARAMS && r->r_out != OUT_ENDED;
+	return req_h(r)->h_in != IN_PARAMS && req_h(r)->h_out != OUT_ENDED;
 }
 
 /* A streamed body still coming to its handler. */
 static inline int
 req_body_open(const struct evfcgi_req *r)
 {
-	return r->r_stream && r->r_in == IN_BODY && r->r_out != OUT_ENDED;
+	const struct req_head	*h = req_h(r);
+
+	return h->h_stream && h->h_in == IN_BODY && h->h_out != OUT_ENDED;
 }
 
 /* Answered, and its input over: nothing keeps r. */
 static inline int
 req_over(const struct evfcgi_req *r)
 {
-	return r->r_out == OUT_ENDED && r->r_in == IN_DONE;
+	return req_h(r)->h_out == OUT_ENDED && req_h(r)->h_in == IN_DONE;
 }
 
 /*

@@ -21,7 +21,7 @@
 #include "fcgi_out.h"
 #include "fcgi_proto.h"
 #include "log.h"
-#include "request.h"
+#include "req_struct.h"
 
 static int	req_fd_produce(struct evfcgi_req *, size_t, void *);
 static int	hdr_token(const char *);
@@ -191,7 +191,7 @@ req_admit_over(struct evfcgi_req *r, uint64_t len)
 	if ((now = time(NULL)) != said) {
 		log_warn("%s: request %u: %llu bytes of output refused: %llu "
 		    "queued in all, the cap %llu (--max-queued)%s",
-		    r->r_link->rl_peer, r->r_id, (unsigned long long)len,
+		    r->r_link->rl_peer, r->r_h.h_id, (unsigned long long)len,
 		    (unsigned long long)b->b_queued,
 		    (unsigned long long)b->b_cap, quiet > 0 ?
 		    " (and others since the last line)" : "");
@@ -343,17 +343,17 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 	const char	*why = NULL;
 	size_t		 nl, vl, have = r->r_hdrs.b_len;
 
-	if (!req_can_write(r) || r->r_out != OUT_NONE)
+	if (!req_can_write(r) || r->r_h.h_out != OUT_NONE)
 		why = "after the header block";
 	else if (!hdr_token(name))
 		why = "a name that is not a token";
 	else if (strcasecmp(name, "Status") == 0 ||
 	    strcasecmp(name, "Content-Length") == 0)
 		why = "a field the engine writes";
-	else if (r->r_role == FCGI_AUTHORIZER && hdr_variable_bad(name))
+	else if (r->r_h.h_role == FCGI_AUTHORIZER && hdr_variable_bad(name))
 		why = "Variable-NAME whose NAME is not a variable name "
 		    "(letters, digits, '_'; not a digit first)";
-	else if (r->r_role == FCGI_AUTHORIZER && hdr_variable_reserved(name))
+	else if (r->r_h.h_role == FCGI_AUTHORIZER && hdr_variable_reserved(name))
 		why = "Variable-NAME whose NAME is reserved (HTTP_*, a CGI "
 		    "meta-variable, LD_*, PERL* ... see evfcgi(3))";
 	else if (hdr_value_bad(value))
@@ -365,7 +365,7 @@ evfcgi_header_add(struct evfcgi_req *r, const char *name, const char *value)
 		why = "out of memory";
 	if (why != NULL) {
 		log_warn("%s: request %u: header line refused: %s (%.64s)",
-		    r->r_link->rl_peer, r->r_id, why, name);
+		    r->r_link->rl_peer, r->r_h.h_id, why, name);
 		return -1;
 	}
 	/* One Content-Type: the last one given. */
@@ -444,14 +444,14 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 
 	if (!req_can_write(r))
 		return -1;
-	if (r->r_out != OUT_NONE) {
+	if (r->r_h.h_out != OUT_NONE) {
 		log_warn("%s: request %u: a second header (status %d) refused",
-		    r->r_link->rl_peer, r->r_id, status);
+		    r->r_link->rl_peer, r->r_h.h_id, status);
 		return -1;
 	}
 	if (status < 100 || status > 599) {
 		log_warn("%s: request %u: status %d refused: not 100-599",
-		    r->r_link->rl_peer, r->r_id, status);
+		    r->r_link->rl_peer, r->r_h.h_id, status);
 		return -1;
 	}
 	if (ctype != NULL && hdr_value_bad(ctype))
@@ -460,7 +460,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 		bad = "Status";
 	if (bad != NULL) {
 		log_warn("%s: request %u: %s with a control character refused",
-		    r->r_link->rl_peer, r->r_id, bad);
+		    r->r_link->rl_peer, r->r_h.h_id, bad);
 		return -1;
 	}
 	if (reason == NULL || *reason == '\0')
@@ -483,12 +483,12 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 	    hdr_num(buf, sizeof(buf) - 2, &n, content_length) == -1 ||
 	    HDR_PUT("\r\n") == -1))) {
 		log_warn("%s: request %u: status line and Content-Type above "
-		    "%zu bytes refused", r->r_link->rl_peer, r->r_id,
+		    "%zu bytes refused", r->r_link->rl_peer, r->r_h.h_id,
 		    sizeof(buf) - 2);
 		return -1;
 	}
 	(void)req_set_out(r, OUT_HEADER);
-	r->r_status = status;
+	r->r_h.h_status = status;
 	r->r_nobody = nobody;
 	r->r_clen_out = nobody ? -1 : content_length;
 	if (tlen > 0 && req_body_writable(r, tlen) != 1)
@@ -497,7 +497,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 		memcpy(buf + n, "\r\n", 2);
 		n += 2;
 		return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out,
-		    r->r_id, buf, n));
+		    r->r_h.h_id, buf, n));
 	}
 	/* The added lines go after the engine's, in one record. */
 	if (req_buf_reserve(h, h->b_len + n + 2 + tlen) == -1)
@@ -509,7 +509,7 @@ req_head_out(struct evfcgi_req *r, int status, const char *reason,
 	if (tlen > 0)
 		memcpy(h->b_p + h->b_len, tail, tlen);
 	h->b_len += tlen;
-	return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out, r->r_id,
+	return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out, r->r_h.h_id,
 	    h->b_p, h->b_len));
 }
 
@@ -526,12 +526,12 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 {
 	const struct evfcgi_limits	*lim = r->r_link->rl_env->re_lim;
 
-	if (!req_can_write(r) || r->r_out != OUT_HEADER)
+	if (!req_can_write(r) || r->r_h.h_out != OUT_HEADER)
 		return -1;
 	/* A producer's call writes about a high mark, then yields. */
 	if (r->r_link->rl_prod == r) {
 		if (r->r_prod.p_used > 0 && r->r_prod.p_used + len >
-		    r->r_prod.p_room + lim->high_water)
+		    r->r_h.h_prod_room + lim->high_water)
 			return -1;
 		r->r_prod.p_used += len;
 	}
@@ -541,19 +541,19 @@ req_body_writable(struct evfcgi_req *r, size_t len)
 	   no later write may leave a gap in it. */
 	if (r->r_short || (!r->r_admitted && !req_admit(r, len))) {
 		r->r_short = 1;
-		r->r_keep = 0;
+		r->r_h.h_keep = 0;
 		return -1;
 	}
-	if (r->r_clen_out >= 0 && len > (uint64_t)r->r_clen_out - r->r_sent) {
+	if (r->r_clen_out >= 0 && len > (uint64_t)r->r_clen_out - r->r_h.h_sent) {
 		if (!r->r_len_bad)
 			log_err("%s: request %u: body past its Content-Length "
 			    "%lld refused: the connection closes after it",
-			    r->r_link->rl_peer, r->r_id, r->r_clen_out);
+			    r->r_link->rl_peer, r->r_h.h_id, r->r_clen_out);
 		r->r_len_bad = 1;
-		r->r_keep = 0;
+		r->r_h.h_keep = 0;
 		return -1;
 	}
-	r->r_sent += len;
+	r->r_h.h_sent += len;
 	return 1;
 }
 
@@ -564,7 +564,7 @@ evfcgi_write(struct evfcgi_req *r, const void *data, size_t len)
 
 	if ((ok = req_body_writable(r, len)) <= 0)
 		return ok;
-	return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out, r->r_id,
+	return req_out(r, fcgi_out_stdout_copy(&r->r_link->rl_out, r->r_h.h_id,
 	    data, len));
 }
 
@@ -575,7 +575,7 @@ evfcgi_write_ref(struct evfcgi_req *r, const void *data, size_t len)
 
 	if ((ok = req_body_writable(r, len)) <= 0)
 		return ok;
-	return req_out(r, fcgi_out_stdout_ref(&r->r_link->rl_out, r->r_id,
+	return req_out(r, fcgi_out_stdout_ref(&r->r_link->rl_out, r->r_h.h_id,
 	    data, len));
 }
 
@@ -634,7 +634,7 @@ evfcgi_write_ref_free(struct evfcgi_req *r, const void *data, size_t len,
 	while (len > 0 && rc == 0) {
 		n = len < FCGI_MAX_ALIGNED ? len : FCGI_MAX_ALIGNED;
 		pad = fcgi_padding(n);
-		fcgi_header_encode(hdr, FCGI_STDOUT, r->r_id, (uint16_t)n, pad);
+		fcgi_header_encode(hdr, FCGI_STDOUT, r->r_h.h_id, (uint16_t)n, pad);
 		h->h_refs++;
 		if (fcgi_out_small(o, hdr, sizeof(hdr)) == -1 ||
 		    evbuffer_add_reference(q, p, n, ref_release, h) == -1) {
@@ -679,7 +679,7 @@ req_fd_produce(struct evfcgi_req *r, size_t room, void *arg)
 		return 0;
 	if (got <= 0) {
 		log_warn("%s: request %u: reading the body's file: %s",
-		    r->r_link->rl_peer, r->r_id, got == 0 ?
+		    r->r_link->rl_peer, r->r_h.h_id, got == 0 ?
 		    "it ended early" : strerror(errno));
 		req_fd_close(r);
 		evfcgi_respond_error(r, 500, NULL);
@@ -729,7 +729,7 @@ evfcgi_write_buffer(struct evfcgi_req *r, struct evbuffer *src, size_t len)
 		return -1;
 	if (ok == 0)
 		return evbuffer_drain(src, len);
-	return req_out(r, fcgi_out_stdout_move(&r->r_link->rl_out, r->r_id,
+	return req_out(r, fcgi_out_stdout_move(&r->r_link->rl_out, r->r_h.h_id,
 	    src, len));
 }
 
@@ -740,8 +740,9 @@ evfcgi_produce(struct evfcgi_req *r, evfcgi_producer fn, void *arg)
 		return -1;
 	r->r_prod.p_fn = fn;
 	r->r_prod.p_arg = arg;
-	r->r_prod.p_idle = 0;
-	r->r_link->rl_env->re_ops->ro_produce(r, r->r_link->rl_owner);
+	r->r_h.h_prod_idle = 0;
+	r->r_link->rl_env->re_ops->ro_produce(r, fn != NULL,
+	    r->r_link->rl_owner);
 	return 0;
 }
 
@@ -750,7 +751,7 @@ evfcgi_produce_need(struct evfcgi_req *r, size_t nbytes)
 {
 	if (!req_held(r) || r->r_app_locked)
 		return -1;
-	r->r_prod.p_need = nbytes;
+	r->r_h.h_prod_need = nbytes;
 	return 0;
 }
 
@@ -790,32 +791,32 @@ req_finish(struct evfcgi_req *r, int cut)
 	 * end as a broken one (nginx: 502, "upstream sent no valid header"),
 	 * or as nothing at all.  The engine's own 500 goes instead.
 	 */
-	if (!cut && r->r_out == OUT_NONE && !l->rl_broken && req_held(r)) {
+	if (!cut && r->r_h.h_out == OUT_NONE && !l->rl_broken && req_held(r)) {
 		log_warn("%s: request %u: finished with no header: 500 sent",
-		    l->rl_peer, r->r_id);
+		    l->rl_peer, r->r_h.h_id);
 		(void)req_engine_page(r, 500, "the application sent no answer");
 		return -1;
 	}
 	if (r->r_short)
 		cut = 1;	/* logged when its write was refused */
-	if (!cut && r->r_out == OUT_HEADER && r->r_clen_out >= 0 && rc == 0 &&
-	    !r->r_nobody && r->r_sent < (uint64_t)r->r_clen_out) {
+	if (!cut && r->r_h.h_out == OUT_HEADER && r->r_clen_out >= 0 && rc == 0 &&
+	    !r->r_nobody && r->r_h.h_sent < (uint64_t)r->r_clen_out) {
 		log_err("%s: request %u: body of %llu bytes, Content-Length "
-		    "%lld: the answer is cut", l->rl_peer, r->r_id,
-		    (unsigned long long)r->r_sent, r->r_clen_out);
+		    "%lld: the answer is cut", l->rl_peer, r->r_h.h_id,
+		    (unsigned long long)r->r_h.h_sent, r->r_clen_out);
 		cut = 1;
 	}
 	/*
 	 * Refused writes past its Content-Length: the front end has all it
 	 * was told of, and the connection is not kept for a next answer.
 	 */
-	if (!cut && r->r_out == OUT_HEADER && r->r_clen_out >= 0 && rc == 0 &&
+	if (!cut && r->r_h.h_out == OUT_HEADER && r->r_clen_out >= 0 && rc == 0 &&
 	    r->r_len_bad) {
-		r->r_keep = 0;
+		r->r_h.h_keep = 0;
 		rc = -1;
 	}
 	if (cut) {
-		r->r_keep = 0;
+		r->r_h.h_keep = 0;
 		rc = -1;
 	}
 	/* Input still to come (a body) keeps r's slot until it ends. */
@@ -824,7 +825,7 @@ req_finish(struct evfcgi_req *r, int cut)
 		evbuffer_drain(r->r_body, evbuffer_get_length(r->r_body));
 	}
 	/* The application's own end, or the engine's answer: none to tell. */
-	r->r_app = 0;
+	r->r_h.h_app = 0;
 	req_end(r, cut ? END_CUT : END_COMPLETE);
 	return rc;
 }
@@ -833,7 +834,7 @@ void
 req_end(struct evfcgi_req *r, enum req_end how)
 {
 	struct req_link	*l = r->r_link;
-	int		 answered = r->r_out == OUT_ENDED;
+	int		 answered = r->r_h.h_out == OUT_ENDED;
 
 	/* Ended first: nothing the callbacks below call can answer r. */
 	if (!answered)
@@ -848,14 +849,14 @@ req_end(struct evfcgi_req *r, enum req_end how)
 	switch (how) {
 	case END_COMPLETE:
 		if (!l->rl_broken)
-			(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_id));
+			(void)req_out(r, fcgi_out_finish(&l->rl_out, r->r_h.h_id));
 		break;
 	case END_CUT:
 		req_link_cut(l);
 		break;
 	case END_ABORTED:
 		if (!answered && !l->rl_broken)
-			(void)req_out(r, fcgi_out_end_request(&l->rl_out, r->r_id,
+			(void)req_out(r, fcgi_out_end_request(&l->rl_out, r->r_h.h_id,
 			    FCGI_REQUEST_COMPLETE));
 		return;
 	case END_LOST:
@@ -878,13 +879,13 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 	 * passes a refusal's body on only as far as it came in the record
 	 * that ends the header block.
 	 */
-	if (r->r_role == FCGI_AUTHORIZER && len <= AUTH_ONE_RECORD)
+	if (r->r_h.h_role == FCGI_AUTHORIZER && len <= AUTH_ONE_RECORD)
 		tlen = len;
 	/*
 	 * The whole answer, or 503 before any of it is queued: header lines
 	 * given, the engine's (at most RESP_HEAD_MAX), the body.
 	 */
-	if (req_can_write(r) && r->r_out == OUT_NONE && !req_admit(r,
+	if (req_can_write(r) && r->r_h.h_out == OUT_NONE && !req_admit(r,
 	    r->r_hdrs.b_len + RESP_HEAD_MAX + (r->r_nobody ? 0 : len))) {
 		r->r_admitted = 1;
 		r->r_hdrs.b_len = 0;
@@ -901,7 +902,7 @@ evfcgi_respond(struct evfcgi_req *r, int status, const char *ctype,
 		 * empty answer; never the error page maker's, which may be
 		 * what was refused.
 		 */
-		if (req_can_write(r) && r->r_out == OUT_NONE) {
+		if (req_can_write(r) && r->r_h.h_out == OUT_NONE) {
 			r->r_hdrs.b_len = 0;
 			(void)req_engine_page(r, 500, NULL);
 			return -1;
@@ -921,9 +922,9 @@ evfcgi_respond_error(struct evfcgi_req *r, int status, const char *detail)
 
 	if (r->r_app_locked)
 		return -1;
-	if (r->r_out == OUT_HEADER) {
+	if (r->r_h.h_out == OUT_HEADER) {
 		log_warn("%s: request %u: status %d after the header was sent:"
-		    " the answer is cut", r->r_link->rl_peer, r->r_id,
+		    " the answer is cut", r->r_link->rl_peer, r->r_h.h_id,
 		    status);
 		(void)req_finish(r, 1);
 		return -1;
@@ -965,7 +966,7 @@ req_error_page(struct evfcgi_req *r, int status, const char *detail)
 	int			 n;
 
 	if (env->re_errpage == NULL || !req_can_write(r) ||
-	    r->r_out != OUT_NONE)
+	    r->r_h.h_out != OUT_NONE)
 		return -1;
 	/* The maker reads r; whatever it calls to answer r is refused. */
 	r->r_app_locked = 1;
@@ -976,7 +977,7 @@ req_error_page(struct evfcgi_req *r, int status, const char *detail)
 		return -1;
 	if ((size_t)n > sizeof(page)) {
 		log_warn("%s: request %u: error page of %d bytes refused: the "
-		    "engine's is sent", r->r_link->rl_peer, r->r_id, n);
+		    "engine's is sent", r->r_link->rl_peer, r->r_h.h_id, n);
 		return -1;
 	}
 	if (ctype == NULL || *ctype == '\0')
@@ -987,7 +988,7 @@ req_error_page(struct evfcgi_req *r, int status, const char *detail)
 		why = "a control character in the Content-Type";
 	if (why != NULL) {
 		log_warn("%s: request %u: error page refused (%s): the "
-		    "engine's is sent", r->r_link->rl_peer, r->r_id, why);
+		    "engine's is sent", r->r_link->rl_peer, r->r_h.h_id, why);
 		return -1;
 	}
 	return evfcgi_respond(r, status, ctype, page, (size_t)n) == 0 ? 0 : 1;

@@ -773,21 +773,22 @@ server_req_finished(void *arg, struct evfcgi_req *r)
 {
 	struct evfcgi_server	*srv = arg;
 	struct evfcgi_stats	*st = &srv->srv_st;
+	const struct req_head	*h = req_h(r);
 
-	st->body_bytes += r->r_sent;
-	if (r->r_status >= 200 && r->r_status < 300)
+	st->body_bytes += h->h_sent;
+	if (h->h_status >= 200 && h->h_status < 300)
 		st->answered_2xx++;
-	else if (r->r_status >= 300 && r->r_status < 400)
+	else if (h->h_status >= 300 && h->h_status < 400)
 		st->answered_3xx++;
-	else if (r->r_status >= 400 && r->r_status < 500)
+	else if (h->h_status >= 400 && h->h_status < 500)
 		st->answered_4xx++;
 	else
 		st->answered_5xx++;
-	if (r->r_status == 413)
+	if (h->h_status == 413)
 		st->status_413++;
-	else if (r->r_status == 431)
+	else if (h->h_status == 431)
 		st->status_431++;
-	else if (r->r_status == 503)
+	else if (h->h_status == 503)
 		st->status_503++;
 	if (srv->srv_alog != NULL)
 		access_log_request(srv->srv_alog, r);
