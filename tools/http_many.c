@@ -81,6 +81,7 @@ struct client {
 	uint64_t	 cl_bytes;	/* read from the socket */
 	uint64_t	 cl_checked;	/* body bytes so far: the check's offset */
 	int		 cl_bad;	/* a body byte differed */
+	int		 cl_head;	/* its status line and head came */
 	int64_t		 cl_t_req;	/* connected, request going out */
 	int64_t		 cl_t_end;	/* ended, 0 while open */
 };
@@ -123,7 +124,8 @@ static int	 report(void);
 static const char	*progname = "http_many";
 
 /* Options. */
-static long long	 nconns = 1, open_rate, rcvbuf;
+static long long	 nconns = 1, open_rate, rcvbuf, read_size = RBUF_SIZE;
+static struct timeval	 pause_tv;	/* --pause: none when zero */
 static double		 time_limit, idle_secs, progress_secs;
 static int		 do_check, quiet_errors;
 static const char	*url_str;
@@ -144,7 +146,7 @@ static const struct timeval *idle_tv;
 static char		 patbuf[RBUF_SIZE + PERIOD];
 
 /* Counts. */
-static long long	 n_connected, n_open, n_open_peak;
+static long long	 n_connected, n_open, n_open_peak, n_head;
 static long long	 n_state[CL_FAILED + 1];
 static uint64_t		 total_bytes, total_body, total_checked;
 static struct kind	 kinds[KINDS_MAX];
@@ -158,6 +160,8 @@ static const struct option longopts[] = {
 	{ "time-limit",		required_argument,	NULL, 't' },
 	{ "idle",		required_argument,	NULL, 'i' },
 	{ "rcvbuf",		required_argument,	NULL, 'b' },
+	{ "read-size",		required_argument,	NULL, 'R' },
+	{ "pause",		required_argument,	NULL, 'P' },
 	{ "check",		no_argument,		NULL, 'k' },
 	{ "progress",		required_argument,	NULL, 'p' },
 	{ "quiet-errors",	no_argument,		NULL, 'Q' },
@@ -172,7 +176,8 @@ usage(FILE *fp, int status)
 	fprintf(fp,
 "usage: %s [options] http://HOST[:PORT][/PATH]\n"
 "N ordinary HTTP/1.1 clients (Connection: close) in one process, all\n"
-"fetching URL at once, each reading as fast as its socket allows.\n"
+"fetching URL at once, each reading as fast as its socket allows (or as\n"
+"--read-size and --pause let it: a throttled reader, as http_get).\n"
 "\n"
 "  -c, --connections N  clients, one connection each (default 1)\n"
 "  -s, --source RANGE   bind client i, before connect(), to address i of\n"
@@ -187,17 +192,21 @@ usage(FILE *fp, int status)
 "  -i, --idle S         give up on a client that got no byte, or did not\n"
 "                       connect, for S seconds (default: never)\n"
 "  -b, --rcvbuf N       SO_RCVBUF before connect() (default: the kernel's)\n"
+"  -R, --read-size N    bytes asked for by each read (default 65536)\n"
+"  -P, --pause MS       milliseconds each client waits after a read that\n"
+"                       got bytes, before it reads again (default 0)\n"
 "  -k, --check          compare every body byte with the demo's pattern\n"
 "                       (evfcgid's /big, /size?N, /stream?N)\n"
 "  -p, --progress S     a progress line on stderr every S seconds\n"
 "  -Q, --quiet-errors   do not print each failed client (counts only)\n"
 "  -h, --help           this text\n"
-"N: 1 to 1000000 (--rcvbuf: to 1073741823).  S: seconds, 0.001 to 1000000.\n"
+"N: 1 to 1000000 (--rcvbuf: to 1073741823; --read-size: to 65536;\n"
+"--pause: to 3600000).  S: seconds, 0.001 to 1000000.\n"
 "\n"
 "The open file limit is raised to what N connections need, or the tool\n"
 "says why it cannot and exits 2.  Summary on stdout:\n"
 "  clients=N connected=N complete=N http_error=N cut=N gave_up=N\n"
-"    unfinished=N unopened=N failed=N    (one line, wrapped here)\n"
+"    unfinished=N unopened=N failed=N headers=N  (one line, wrapped here)\n"
 "  open_peak=N bytes=N body=N checked=N bad_body=N seconds=X\n"
 "  rate_min=X rate_median=X rate_max=X   (body bytes/s of connected clients)\n"
 "  error KIND: N                         (one line per kind; after 31\n"
@@ -208,7 +217,8 @@ usage(FILE *fp, int status)
 "still reading (it always reads to the end); gave_up: --idle; unfinished:\n"
 "still connecting or reading at --time-limit; unopened: not yet opened\n"
 "then (--open-rate); failed: never connected.  These add up to clients.\n"
-"A bad body is counted in bad_body whatever its end.\n"
+"A bad body is counted in bad_body whatever its end.  headers: the clients\n"
+"whose status line and head came, whatever their end.\n"
 "\n"
 "Exit status: 0 every client complete with a good body; 1 otherwise;\n"
 "2 bad usage or descriptors; 3 the time limit left clients unfinished or\n"
@@ -296,10 +306,11 @@ bad_option(int ch, const char *arg)
 static void
 parse_args(int argc, char **argv)
 {
-	int	ch;
+	long long	ms;
+	int		ch;
 
 	opterr = 0;	/* our one-line messages, not getopt's and a usage */
-	while ((ch = getopt_long(argc, argv, ":c:s:S:r:t:i:b:kp:Qh", longopts,
+	while ((ch = getopt_long(argc, argv, ":c:s:S:r:t:i:b:R:P:kp:Qh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -322,6 +333,14 @@ parse_args(int argc, char **argv)
 			break;
 		case 'b':
 			rcvbuf = int_arg("--rcvbuf", optarg, SLOW_RCVBUF_MAX);
+			break;
+		case 'R':
+			read_size = int_arg("--read-size", optarg, RBUF_SIZE);
+			break;
+		case 'P':
+			ms = int_arg("--pause", optarg, 3600000);
+			pause_tv.tv_sec = (time_t)(ms / 1000);
+			pause_tv.tv_usec = (suseconds_t)(ms % 1000 * 1000);
 			break;
 		case 'k':
 			do_check = 1;
@@ -672,11 +691,14 @@ client_cb(evutil_socket_t fd, short what, void *arg)
 		client_read(c);
 }
 
-/* client_woke: the slots are never paused here. */
+/* client_woke: a client's --pause is over: it reads again. */
 static void
 client_woke(void *arg)
 {
-	(void)arg;
+	struct client	*c = arg;
+
+	if (c->cl_state == CL_READING)
+		lg_slot_watch(&c->cl_slot, EV_READ, idle_tv);
 }
 
 /*
@@ -689,7 +711,7 @@ client_read(struct client *c)
 {
 	ssize_t	n;
 
-	n = recv(c->cl_slot.ls_fd, run.lr_rbuf, RBUF_SIZE, 0);
+	n = recv(c->cl_slot.ls_fd, run.lr_rbuf, (size_t)read_size, 0);
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR))
 		return;
@@ -709,10 +731,20 @@ client_read(struct client *c)
 	total_bytes += (uint64_t)n;
 	(void)http_frame_feed(&c->cl_frame, run.lr_rbuf, (size_t)n,
 	    body_check, c);
+	if (!c->cl_head && c->cl_frame.hf_state != HF_HEAD &&
+	    c->cl_frame.hf_state != HF_ERROR) {
+		c->cl_head = 1;
+		n_head++;
+	}
 	if (c->cl_frame.hf_state == HF_ERROR)
 		client_end(c, CL_CUT, "malformed answer", 0);
 	else if (c->cl_frame.hf_state == HF_DONE)
 		client_end(c, CL_COMPLETE, NULL, 0);
+	else if (pause_tv.tv_sec != 0 || pause_tv.tv_usec != 0) {
+		/* A throttled reader: nothing watched until the pause ends. */
+		lg_slot_watch(&c->cl_slot, 0, NULL);
+		lg_slot_pause(&c->cl_slot, &pause_tv);
+	}
 }
 
 /*
@@ -856,10 +888,11 @@ report(void)
 	qsort(rates, (size_t)nr, sizeof(*rates), cmp_double);
 	el = (double)(run.lr_end_us - run.lr_start_us) / 1e6;
 	printf("clients=%lld connected=%lld complete=%lld http_error=%lld "
-	    "cut=%lld gave_up=%lld unfinished=%lld unopened=%lld failed=%lld\n",
+	    "cut=%lld gave_up=%lld unfinished=%lld unopened=%lld failed=%lld "
+	    "headers=%lld\n",
 	    nconns, n_connected, n_state[CL_COMPLETE], n_state[CL_HTTP_ERROR],
 	    n_state[CL_CUT], n_state[CL_GAVE_UP], unfinished, unopened,
-	    n_state[CL_FAILED]);
+	    n_state[CL_FAILED], n_head);
 	printf("open_peak=%lld bytes=%llu body=%llu checked=%llu bad_body=%lld "
 	    "seconds=%.3f\n", n_open_peak, (unsigned long long)total_bytes,
 	    (unsigned long long)total_body,
