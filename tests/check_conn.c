@@ -907,6 +907,81 @@ START_TEST(input_cap_answers_503)
 }
 END_TEST
 
+/* Sends the header of a record of clen bytes and the first n of them. */
+static void
+send_record_head(struct peer *p, uint8_t type, uint16_t id, size_t clen,
+    const void *data, size_t n)
+{
+	uint8_t	 h[FCGI_HEADER_LEN];
+
+	fcgi_header_encode(h, type, id, (uint16_t)clen, 0);
+	peer_send(p, h, sizeof(h));
+	peer_send(p, data, n);
+}
+
+/*
+ * At --max-input reading pauses: a connection that would begin new
+ * requests is not read while the input held (requests' charges and the
+ * records read but not yet acted on, twice) is at the cap, and its
+ * request is served once the input held falls, not refused with 503.
+ * The connection whose record is under way reads on (finishing it is what
+ * lets the input go), and output flows meanwhile.
+ */
+START_TEST(input_cap_pauses_reading)
+{
+	static char	 body[60000];
+	struct peer	*a, *b, *c, *d;
+	size_t		 len;
+
+	lim.max_input = 100 * 1024;
+	memset(body, 'a', sizeof(body));
+	start();
+	a = peer_new();
+	b = peer_new();		/* reading before the cap is reached */
+	c = peer_new();
+	run_for(0.05);
+	/* c's answer is queued before the cap is reached, read after. */
+	send_request(c, 1, FCGI_KEEP_CONN, "/size?300000", NULL, 0);
+	run_for(0.05);
+	/* a: 60000 charged at the end of its PARAMS, and half a record of
+	   its body read (counted twice): the input held passes the cap. */
+	send_head(a, 1, FCGI_KEEP_CONN, "/echo", sizeof(body));
+	send_record_head(a, FCGI_STDIN, 1, sizeof(body), body, 30000);
+	run_for(0.1);
+	ck_assert_uint_ge(stats().bytes_input, lim.max_input);
+	d = peer_new();		/* comes while the cap is reached */
+	send_request(b, 1, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	send_request(d, 1, FCGI_KEEP_CONN, "/hello", NULL, 0);
+	/* Neither is read, let alone refused; c's answer flows. */
+	ck_assert(RUN_UNTIL(c, c->r[1].ended, 3));
+	ck_assert_int_eq(resp_status(&c->r[1]), 200);
+	pattern_body(&c->r[1], 300000);
+	run_for(0.2);
+	peer_read(b, 0);
+	peer_read(d, 0);
+	ck_assert(!b->r[1].ended);
+	ck_assert(!d->r[1].ended);
+	ck_assert_uint_eq(stats().overloaded, 0);
+	/* a's record and body end: its answer lets the input go, and b and
+	   d are read and served. */
+	peer_send(a, body + 30000, 30000);
+	send_record(a, FCGI_STDIN, 1, NULL, 0);
+	ck_assert(RUN_UNTIL(a, a->r[1].ended, 3));
+	resp_body(&a->r[1], &len);
+	ck_assert_uint_eq(len, sizeof(body));
+	ck_assert(RUN_UNTIL(b, b->r[1].ended, 3));
+	ck_assert(RUN_UNTIL(d, d->r[1].ended, 3));
+	ck_assert_int_eq(resp_status(&b->r[1]), 200);
+	ck_assert_int_eq(resp_status(&d->r[1]), 200);
+	ck_assert_uint_eq(stats().overloaded, 0);
+	ck_assert_uint_eq(stats().bytes_input, 0);
+	peer_free(a);
+	peer_free(b);
+	peer_free(c);
+	peer_free(d);
+}
+END_TEST
+
 /* A record trickled a byte at a time has a deadline from its first byte. */
 START_TEST(trickled_record_times_out)
 {
@@ -2316,7 +2391,8 @@ conn_suite(void)
 	    stray_records_ignored, drain_answers_paused_input,
 	    eof_after_requests_answers_them, refused_without_keep_conn_closes,
 	    get_values_with_an_id, head_has_no_body, body_without_length,
-	    input_cap_answers_503, routes_prefix_default_405,
+	    input_cap_answers_503, input_cap_pauses_reading,
+	    routes_prefix_default_405,
 	    header_lines_sent, stream_pauses_and_resumes, stream_64mib_bounded,
 	    stream_body_limit, stream_aborted, body_from_fd,
 	    async_answer_and_abort, producer_writing_nothing_waits,

@@ -130,6 +130,9 @@ budget_add(struct budget *b, long long delta)
 	else if (delta < 0 && b->b_trim_fall &&
 	    b->b_queued <= b->b_trim / 16)
 		budget_trim(b);
+	/* Those waiting for the cap (the input's readers) wake below it. */
+	if (delta < 0 && b->b_nwaiting > 0 && b->b_queued < b->b_cap)
+		budget_kick(b);
 }
 
 /*

@@ -247,7 +247,7 @@ conn_read_update(struct conn *c)
 
 	want = c->c_state == CONN_READING && !c->c_eof &&
 	    c->c_fail_why == NULL &&
-	    conn_input_len(c) < CONN_INPUT_MAX;
+	    conn_input_len(c) < CONN_INPUT_MAX && !conn_input_paused(c);
 	if (want == c->c_reading)
 		return;
 	if (want)
@@ -788,6 +788,12 @@ conn_read(struct conn *c)
 	size_t	 room = CONN_INPUT_MAX - conn_input_len(c);
 	ssize_t	 n;
 
+	/* --max-input was reached since c's read was due: not now. */
+	if (conn_input_paused(c)) {
+		conn_read_update(c);
+		conn_timer_update(c);
+		return;
+	}
 	if (room > sizeof(conn_scratch))
 		room = sizeof(conn_scratch);
 	n = read(c->c_fd, conn_scratch, room);
@@ -999,7 +1005,7 @@ conn_timer_update(struct conn *c)
 			    &due);
 		}
 	} else if (c->c_state == CONN_READING && !c->c_stream_held &&
-	    (awaiting || idle)) {
+	    !c->c_in_paused && (awaiting || idle)) {
 		want = TIMER_IDLE;
 		tv.tv_sec = lim->idle_timeout;
 		tv.tv_usec = 0;

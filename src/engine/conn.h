@@ -106,6 +106,8 @@ struct conn {
 						   holds (conn_thin) */
 	unsigned		 c_idle_keep:1;	/* the last input served no
 						   request: idle goes on */
+	unsigned		 c_in_paused:1;	/* not read: --max-input is
+						   reached (conn_input_paused) */
 	/* Bit-fields, and c_fd beside them: an idle connection's size. */
 	enum conn_state		 c_state:3;
 	enum conn_timer		 c_timer_kind:3;
@@ -118,6 +120,7 @@ struct conn {
 						   next turn (r_st.s_next) */
 	struct req_list		 c_producers;	/* round-robin order */
 	struct budget_waiter	 c_wait;	/* held by the global cap */
+	struct budget_waiter	 c_in_wait;	/* ... by the input's cap */
 	uint64_t		 c_begun;	/* requests let in (not refused) */
 	int			 c_outq;	/* kernel send queue seen then */
 	int			 c_in_cb;	/* inside one of our callbacks */
@@ -203,6 +206,16 @@ void		 conn_process_read(struct conn *c, const uint8_t *p, size_t n);
  * global input cap (--max-input): twice its bytes, for its chains.
  */
 void		 conn_input_free(struct conn *c);
+
+/*
+ * Whether c must not read now: the input held by all connections is at
+ * --max-input and what c would read next begins something new (a request,
+ * or more of a streamed body); c then waits for the input to fall and
+ * reads again (conn_read_update).  A connection inside a record, or whose
+ * requests' bodies are still coming (paid ahead, or refused as they come),
+ * reads on: that is what lets the input go.
+ */
+int		 conn_input_paused(struct conn *c);
 
 /*
  * conn.c's, for conn_input.c (and only for it): the input side's way

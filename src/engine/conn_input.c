@@ -48,6 +48,7 @@ static void	conn_input_done(struct conn *, int);
 static int	conn_input_new(struct conn *);
 static void	conn_input_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
+static void	conn_input_woke(void *);
 
 /*
  * Where records are taken from: c's input buffer, or the bytes of one read
@@ -223,9 +224,52 @@ conn_input_new(struct conn *c)
 	return 0;
 }
 
+int
+conn_input_paused(struct conn *c)
+{
+	struct budget		*in = c->c_env->ce_input;
+	struct req_head		*h;
+
+	c->c_in_paused = 0;
+	if (budget_over(in) && conn_input_len(c) == 0) {
+		c->c_in_paused = 1;
+		/* Its PARAMS, a body the engine collects, or one it drops
+		   (answered early) still come: reading them lets input go. */
+		TAILQ_FOREACH(h, &c->c_reqs, h_entry)
+			if (h->h_in == IN_PARAMS ||
+			    (req_collecting(req_of(h)) && (!h->h_stdin_done ||
+			    h->h_data_open)) ||
+			    (h->h_out == OUT_ENDED && h->h_in == IN_BODY &&
+			    !h->h_stdin_done)) {
+				c->c_in_paused = 0;
+				break;
+			}
+	}
+	if (!c->c_in_paused) {
+		budget_cancel(in, &c->c_in_wait);
+		return 0;
+	}
+	c->c_in_wait.bw_fn = conn_input_woke;
+	c->c_in_wait.bw_arg = c;
+	budget_wait(in, &c->c_in_wait, 0);
+	return 1;
+}
+
+/* The input fell below --max-input: c may read again. */
+static void
+conn_input_woke(void *arg)
+{
+	struct conn	*c = arg;
+
+	conn_read_update(c);
+	conn_timer_update(c);
+}
+
 void
 conn_input_free(struct conn *c)
 {
+	budget_cancel(c->c_env->ce_input, &c->c_in_wait);
+	c->c_in_paused = 0;
 	if (c->c_in == NULL)
 		return;
 	evbuffer_remove_cb(c->c_in, conn_input_cb, c);
