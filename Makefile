@@ -478,6 +478,11 @@ fuzz: fuzz/fuzz_conn fuzz/fuzz_api
 	fuzz/fuzz_api -max_len=4096 -max_total_time=$${FUZZ_SECONDS:-60} \
 		-dict=fuzz/api.dict fuzz/found-api fuzz/corpus-api
 
+# The API fuzzer's line coverage of src/engine (clang's coverage mapping,
+# a separate build in fuzz/cov/): make fuzz-cov FUZZ_SECONDS=60.
+fuzz-cov: deps
+	bash fuzz/coverage $${FUZZ_SECONDS:-60}
+
 # The typed-data parsers' targets (multipart, cookie, router), each with
 # its seeds in fuzz/corpus-NAME: libFuzzer builds, and gcc builds that
 # replay the seeds under the sanitizers; tests/test_fuzz_typed.sh makes
@@ -490,12 +495,12 @@ $(FUZZ_TYPED): fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/libevfcgi-fuzz.a $(HEADERS) \
 clean: clean-fuzz-typed
 clean-fuzz-typed:
 	rm -f $(FUZZ_TYPED) fuzz/libevfcgi-fuzz.a
-	rm -rf fuzz/obj
+	rm -rf fuzz/obj fuzz/cov
 tests/bin/fuzz_replay_%: fuzz/fuzz_%.c fuzz/replay.c src/asan/libevfcgi.a \
 		$(HEADERS)
 	@mkdir -p tests/bin
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 -g $(SAN) -o $@ $< fuzz/replay.c \
 		src/asan/libevfcgi.a $(LDFLAGS) $(SAN) $(LIBEVENT_LIBS)
 
-.PHONY: all deps check check-lab check-unit valgrind bench experiment experiment-links hosts soak demo fuzz install \
+.PHONY: all deps check check-lab check-unit valgrind bench experiment experiment-links hosts soak demo fuzz fuzz-cov install \
 	uninstall clean distclean
