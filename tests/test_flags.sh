@@ -55,6 +55,7 @@ cases=(
 	"cgi-stderr-rate|5|x|x: expected a number|2|"
 	"cgi-write-timeout|60|x|x: expected a number from 0|2|"
 	"cgi-nproc|100|-1|-1: expected a number from 0|2|"
+	"cgi-pids|16|x|x: expected a number from 0|2|"
 	"cgi-user|$U|no-such-user-x|no-such-user-x: no such user|2|--cgi --cgi-root $T"
 	"workers|2|65|65: expected a number from 1 to 64|2|"
 	"event-backend|poll|kqueue|: 'kqueue' is not epoll, poll or select|2|"

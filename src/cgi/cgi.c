@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "cgi_cgroup.h"
 #include "cgi_job.h"
 #include "evfcgi.h"
 #include "log.h"
@@ -60,6 +61,7 @@ cgi_config_default(struct cgi_config *cfg)
 	cfg->c_uid = (uid_t)-1;
 	cfg->c_gid = (gid_t)-1;
 	cfg->c_nproc = 4096;
+	cfg->c_pids = 512;
 }
 
 struct cgi *
@@ -129,15 +131,19 @@ cgi_new(struct evfcgi_server *srv, struct event_base *base,
 
 /*
  * Forks the reapers (one per worker slot), before anything is bound and
- * while root may still be had: each gives it up for the programs' user.
- * Without workers, this process takes the one.  Says once what a reaper
- * could not set up.  Returns 0, or -1 with err.
+ * while root may still be had: started as root, they keep it and each
+ * program becomes its user, so that no program can signal its reaper,
+ * and the reaper can make and remove the programs' cgroups where only
+ * root may.  Without workers, this process takes the one.  Says once
+ * whether programs get cgroups, and what a reaper could not set up.
+ * Returns 0, or -1 with err.
  */
 static int
 cgi_reapers(struct cgi *cg, char *err, size_t errlen)
 {
 	struct reaper_conf	*rc = &cg->cg_rconf;
 	struct reaper_ev	 hello;
+	char			 why[1024];
 	int			 i, n = cg->cg_cfg.c_reapers;
 
 	if (n < 1)
@@ -149,10 +155,24 @@ cgi_reapers(struct cgi *cg, char *err, size_t errlen)
 	}
 	rc->rc_uid = cg->cg_cfg.c_uid;
 	rc->rc_gid = cg->cg_cfg.c_gid;
-	rc->rc_apart = cg->cg_cfg.c_apart;
+	rc->rc_apart = cg->cg_cfg.c_apart || (geteuid() == 0 &&
+	    rc->rc_uid != (uid_t)-1 && rc->rc_uid != 0);
 	rc->rc_grace = cg->cg_cfg.c_grace;
 	rc->rc_nproc = (rlim_t)cg->cg_cfg.c_nproc;
+	rc->rc_pids = cg->cg_cfg.c_pids;
+	if (rc->rc_pids == 0)
+		memset(&rc->rc_cg, 0, sizeof(rc->rc_cg));
+	else if (cgroup_find(&rc->rc_cg, why, sizeof(why)) == -1)
+		log_warn("cgi: no cgroup can be made for each program (%s): "
+		    "--cgi-pids is not applied, a program's processes are "
+		    "bounded by --cgi-nproc (RLIMIT_NPROC, per user) alone",
+		    why);
+	else
+		log_info("cgi: each program runs in a cgroup of its own under "
+		    "%s (cgroup v%d), pids.max %lu", rc->rc_cg.cgr_dir,
+		    rc->rc_cg.cgr_v, rc->rc_pids);
 	for (i = 0; i < n; i++) {
+		rc->rc_slot = i;
 		if (reaper_start(&cg->cg_reapers[i], rc, &hello) == -1) {
 			snprintf(err, errlen, "cannot start the process that "
 			    "parents the CGI programs: %s", strerror(errno));
@@ -740,8 +760,9 @@ cgi_sigchldcb(evutil_socket_t fd, short what, void *arg)
  * The reaper is gone (killed: a program of the daemon's user can): its
  * programs died with it (PR_SET_PDEATHSIG), so their slots are free, and
  * a new reaper takes its place, forked by this process, which runs as the
- * programs' user.  Under --cgi-user the reaper kept root, which is gone
- * here, but no program could signal it: then programs no longer start.
+ * programs' user; it ends what they left in their cgroups.  A reaper that
+ * kept root (started as root) cannot be had again here, but no program
+ * could signal it: then programs no longer start.
  */
 static void
 cgi_reaper_lost(struct cgi *cg)
@@ -760,6 +781,7 @@ cgi_reaper_lost(struct cgi *cg)
 			ch->ch_job->j_child = NULL;
 		cgi_child_free(ch);
 	}
+	cg->cg_rconf.rc_slot = (int)(cg->cg_reaper - cg->cg_reapers);
 	if (cg->cg_rconf.rc_apart ||
 	    reaper_start(cg->cg_reaper, &cg->cg_rconf, &hello) == -1 ||
 	    reaper_attach(cg->cg_reaper) == -1) {

@@ -43,6 +43,8 @@ struct cgi_config {
 	gid_t		 c_gid;
 	int		 c_apart;	/* c_uid is not the daemon's user */
 	size_t		 c_nproc;	/* RLIMIT_NPROC of a program; 0: as is */
+	size_t		 c_pids;	/* pids.max of a program's cgroup;
+					   0: no cgroups */
 };
 
 /* Fills cfg with the defaults --help documents. */

@@ -75,8 +75,9 @@ struct rp {
 
 /* The reaper's own state (in its process only). */
 struct rp_prog {
-	pid_t	 pg_pid;
-	int	 pg_doomed;	/* SIGKILL at the deadline */
+	pid_t		 pg_pid;
+	int		 pg_doomed;	/* SIGKILL at the deadline */
+	unsigned long	 pg_cg;		/* its cgroup's number; 0: none */
 };
 
 struct rp_state {
@@ -94,9 +95,20 @@ struct rp_state {
 	struct spawn_as		 s_as;		/* what programs run as */
 	char			 s_kids[64];	/* /proc/.../children */
 	int			 s_kids_ok;
+	const char		*s_cgpath;	/* where programs' groups go */
+	int			 s_cgdir;	/* it, opened; -1: no groups */
+	char			 s_cgname[CGROUP_NAME_MAX];	/* their names
+							   begin so */
+	size_t			 s_cgslot;	/* its slot's part of that */
+	unsigned long		 s_pids;	/* their pids.max */
+	unsigned long		 s_seq;		/* the last one's number */
+	unsigned long		*s_dead;	/* groups to remove still */
+	size_t			 s_ndead, s_capdead;
+	int			 s_deadtries;
 };
 
 static void	reaper_main(struct rp_state *) __attribute__((noreturn));
+static void	rp_exit(struct rp_state *) __attribute__((noreturn));
 static void	rp_init(struct rp_state *);
 static int	rp_timeout(struct rp_state *);
 static void	rp_drop(uid_t, gid_t);
@@ -106,6 +118,11 @@ static void	rp_spawn(struct rp_state *, const struct rq *, const char *,
 static void	rp_reap(struct rp_state *);
 static int	rp_sweep(struct rp_state *);
 static void	rp_doom_all(struct rp_state *);
+static int	rp_cg_init(struct rp_state *);
+static void	rp_cg_name(const struct rp_state *, unsigned long, char *,
+		    size_t);
+static int	rp_cg_end(struct rp_state *, unsigned long);
+static void	rp_cg_retry(struct rp_state *);
 static void	rp_send(struct rp_state *, const struct reaper_ev *);
 static void	rp_flush(struct rp_state *);
 static ssize_t	recv_fds(int, void *, size_t, int *, int);
@@ -220,6 +237,18 @@ reaper_start(struct cgi_reaper *r, const struct reaper_conf *conf,
 		s.s_as.sa_uid = (uid_t)-1;
 		s.s_as.sa_gid = (gid_t)-1;
 		s.s_as.sa_nproc = conf->rc_nproc;
+		s.s_as.sa_cgfd = -1;
+		s.s_cgdir = -1;
+		if (conf->rc_cg.cgr_v != 0 && conf->rc_pids > 0) {
+			/* Its groups' names: the daemon's, its slot's, its. */
+			s.s_cgpath = conf->rc_cg.cgr_dir;
+			s.s_pids = conf->rc_pids;
+			s.s_cgslot = (size_t)snprintf(s.s_cgname,
+			    sizeof(s.s_cgname), "%s.%d.",
+			    conf->rc_cg.cgr_prefix, conf->rc_slot);
+			snprintf(s.s_cgname + s.s_cgslot, sizeof(s.s_cgname) -
+			    s.s_cgslot, "%d.", (int)getpid());
+		}
 		close(ctl[0]);
 		close(ev[0]);
 		/* Apart: it keeps root to make each program that user. */
@@ -470,7 +499,10 @@ rp_spawn(struct rp_state *s, const struct rq *q, const char *strs, int *fds,
 {
 	struct rp	 a = { 0, -1 };
 	struct rp_prog	*p;
+	struct spawn_as	 as;
 	char		*buf = NULL, **argv = NULL, **envp, *c;
+	char		 name[CGROUP_NAME_MAX + 24];
+	unsigned long	 seq = 0;
 	size_t		 i;
 	ssize_t		 n;
 	int		 k;
@@ -517,12 +549,29 @@ rp_spawn(struct rp_state *s, const struct rq *q, const char *strs, int *fds,
 		s->s_progs = p;
 		s->s_cap = s->s_cap * 2 + 16;
 	}
+	/* Its cgroup first: it enters it itself, before exec. */
+	as = s->s_as;
+	if (s->s_cgdir >= 0) {
+		seq = ++s->s_seq;
+		rp_cg_name(s, seq, name, sizeof(name));
+		if ((as.sa_cgfd = cgroup_make(s->s_cgdir, name,
+		    s->s_pids)) == -1) {
+			a.rp_err = errno;
+			goto out;
+		}
+	}
 	if (cgi_spawn_fds(fds[0], fds[1], q->rq_script, argv, envp, fds + 2,
-	    &s->s_as, &a.rp_pid) == -1)
+	    &as, &a.rp_pid) == -1)
 		a.rp_err = errno;
 	else {
 		s->s_progs[s->s_n].pg_pid = a.rp_pid;
+		s->s_progs[s->s_n].pg_cg = seq;
 		s->s_progs[s->s_n++].pg_doomed = 0;
+	}
+	if (as.sa_cgfd >= 0) {
+		close(as.sa_cgfd);
+		if (a.rp_err != 0)
+			(void)rp_cg_end(s, seq);
 	}
 out:
 	free(argv);
@@ -654,8 +703,13 @@ rp_reap(struct rp_state *s)
 		ev.ev_type = RE_EXIT;
 		ev.ev_pid = pid;
 		ev.ev_status = st;
-		/* What it left in its group (sleep 1000 &) follows it. */
+		/*
+		 * What it left in its group (sleep 1000 &) follows it, and
+		 * in its cgroup, all it started, wherever it went.
+		 */
 		ev.ev_n = kill(-pid, SIGKILL) == 0;
+		if (p->pg_cg != 0)
+			(void)rp_cg_end(s, p->pg_cg);
 		*p = s->s_progs[--s->s_n];
 		rp_send(s, &ev);
 	}
@@ -678,7 +732,7 @@ rp_init(struct rp_state *s)
 {
 	struct reaper_ev	 hello;
 	sigset_t		 set;
-	int			 fd, hi, i;
+	int			 fd, hi, i, n;
 
 	/* stderr stays, for its last words. */
 	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
@@ -716,7 +770,126 @@ rp_init(struct rp_state *s)
 	hello.ev_n = s->s_kids_ok;
 	if ((s->s_sig = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
 		_exit(1);
+	n = rp_cg_init(s);
 	rp_send(s, &hello);
+	if (n > 0) {
+		memset(&hello, 0, sizeof(hello));
+		hello.ev_type = RE_ORPHANS;
+		hello.ev_n = n;
+		rp_send(s, &hello);
+	}
+}
+
+/*
+ * Opens where programs' groups go, and ends what reapers of its slot
+ * before it left there (one killed: its programs died with it, not what
+ * they started).  Returns how many processes that ended; exits if it
+ * cannot open it (the daemon said at start that programs get groups).
+ */
+static int
+rp_cg_init(struct rp_state *s)
+{
+	struct timespec	 pause = { 0, 20 * 1000 * 1000 };
+	char		 slot[CGROUP_NAME_MAX];
+	int		 i, killed = 0;
+
+	if (s->s_cgpath == NULL)
+		return 0;
+	if ((s->s_cgdir = open(s->s_cgpath, O_PATH | O_DIRECTORY |
+	    O_CLOEXEC)) == -1) {
+		fprintf(stderr, "evfcgid: cgi reaper: %s: %s\n", s->s_cgpath,
+		    strerror(errno));
+		_exit(1);
+	}
+	snprintf(slot, sizeof(slot), "%.*s", (int)s->s_cgslot, s->s_cgname);
+	for (i = 0; i < 50 && cgroup_sweep(s->s_cgdir, slot, &killed) > 0;
+	    i++)
+		(void)nanosleep(&pause, NULL);
+	return killed;
+}
+
+/* The name of its program group number seq. */
+static void
+rp_cg_name(const struct rp_state *s, unsigned long seq, char *buf,
+    size_t len)
+{
+	snprintf(buf, len, "%s%lu", s->s_cgname, seq);
+}
+
+/*
+ * Ends program group seq: what is in it SIGKILLed, the group removed, or
+ * kept to be removed once they have exited.  Returns how many it held.
+ */
+static int
+rp_cg_end(struct rp_state *s, unsigned long seq)
+{
+	unsigned long	*d;
+	char		 name[CGROUP_NAME_MAX + 24];
+	int		 n;
+
+	rp_cg_name(s, seq, name, sizeof(name));
+	if ((n = cgroup_kill(s->s_cgdir, name)) < 0)
+		n = 0;
+	if (cgroup_remove(s->s_cgdir, name) == 0)
+		return n;
+	if (s->s_ndead == s->s_capdead) {
+		if ((d = reallocarray(s->s_dead, s->s_capdead * 2 + 16,
+		    sizeof(*d))) == NULL)
+			return n;
+		s->s_dead = d;
+		s->s_capdead = s->s_capdead * 2 + 16;
+	}
+	s->s_dead[s->s_ndead++] = seq;
+	s->s_deadtries = 0;
+	return n;
+}
+
+/*
+ * Tries again to remove the groups whose processes had not all exited;
+ * after a minute of tries, says so and leaves them.
+ */
+static void
+rp_cg_retry(struct rp_state *s)
+{
+	char	 name[CGROUP_NAME_MAX + 24];
+	size_t	 i = 0;
+
+	while (i < s->s_ndead) {
+		rp_cg_name(s, s->s_dead[i], name, sizeof(name));
+		if (cgroup_remove(s->s_cgdir, name) == 0)
+			s->s_dead[i] = s->s_dead[--s->s_ndead];
+		else
+			i++;
+	}
+	if (s->s_ndead > 0 && ++s->s_deadtries > 1200) {
+		fprintf(stderr, "evfcgid: cgi reaper: %zu cgroups under %s "
+		    "still hold processes; left\n", s->s_ndead, s->s_cgpath);
+		s->s_ndead = 0;
+	}
+}
+
+/*
+ * The reaper's end, once the daemon is gone and every program reaped:
+ * its slot's groups ended and removed (for at most 2 s), then exit.
+ */
+static void
+rp_exit(struct rp_state *s)
+{
+	struct timespec	 pause = { 0, 20 * 1000 * 1000 };
+	char		 slot[CGROUP_NAME_MAX];
+	int		 i, killed = 0;
+
+	if (s->s_cgdir < 0)
+		_exit(0);
+	snprintf(slot, sizeof(slot), "%.*s", (int)s->s_cgslot, s->s_cgname);
+	for (i = 0; i < 100; i++) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (cgroup_sweep(s->s_cgdir, slot, &killed) == 0)
+			break;
+		(void)nanosleep(&pause, NULL);
+	}
+	_exit(0);
 }
 
 /*
@@ -727,22 +900,31 @@ static int
 rp_timeout(struct rp_state *s)
 {
 	struct timespec	 now;
+	char		 name[CGROUP_NAME_MAX + 24];
 	size_t		 i;
 	int		 t;
 
+	/* Groups that still held processes: tried again soon. */
 	if (!s->s_dooming)
-		return -1;
+		return s->s_ndead > 0 ? 50 : -1;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	t = (int)((s->s_deadline.tv_sec - now.tv_sec) * 1000 +
 	    (s->s_deadline.tv_nsec - now.tv_nsec) / 1000000);
 	if (t > 0)
-		return t;
-	for (i = 0; i < s->s_n; i++)
-		if (s->s_progs[i].pg_doomed && kill(-s->s_progs[i].pg_pid,
-		    SIGKILL) == -1 && errno == ESRCH)
+		return s->s_ndead > 0 && t > 50 ? 50 : t;
+	for (i = 0; i < s->s_n; i++) {
+		if (!s->s_progs[i].pg_doomed)
+			continue;
+		if (kill(-s->s_progs[i].pg_pid, SIGKILL) == -1 &&
+		    errno == ESRCH)
 			(void)kill(s->s_progs[i].pg_pid, SIGKILL);
+		if (s->s_progs[i].pg_cg != 0) {
+			rp_cg_name(s, s->s_progs[i].pg_cg, name, sizeof(name));
+			(void)cgroup_kill(s->s_cgdir, name);
+		}
+	}
 	s->s_dooming = 0;
-	return -1;
+	return s->s_ndead > 0 ? 50 : -1;
 }
 
 /* The reaper's loop: exits once the daemon is gone and all is reaped. */
@@ -756,8 +938,10 @@ reaper_main(struct rp_state *s)
 
 	rp_init(s);
 	for (;;) {
+		if (s->s_ndead > 0)
+			rp_cg_retry(s);
 		if (s->s_ctl < 0 && s->s_n == 0)
-			_exit(0);
+			rp_exit(s);
 		nfd = 0;
 		pfd[nfd].fd = s->s_sig;
 		pfd[nfd++].events = POLLIN;

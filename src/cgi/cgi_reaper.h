@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <sys/resource.h>
 
+#include "cgi_cgroup.h"
+
 /* The daemon's handle on one reaper. */
 struct cgi_reaper {
 	pid_t	 r_pid;
@@ -24,15 +26,19 @@ struct spawn_as {
 	uid_t	 sa_uid;	/* -1: as its parent is */
 	gid_t	 sa_gid;
 	rlim_t	 sa_nproc;	/* RLIMIT_NPROC; 0: inherited */
+	int	 sa_cgfd;	/* its cgroup's cgroup.procs; -1: none */
 };
 
 struct reaper_conf {
 	uid_t	 rc_uid;	/* the programs' user; -1: as it is */
 	gid_t	 rc_gid;
-	int	 rc_apart;	/* rc_uid is not the daemon's: the reaper
-				   keeps root, each program changes user */
+	int	 rc_apart;	/* the reaper keeps root, each program
+				   changes user (started as root) */
 	int	 rc_grace;	/* s from SIGTERM to SIGKILL at the end */
 	rlim_t	 rc_nproc;	/* RLIMIT_NPROC of a program; 0: inherited */
+	struct cgi_cgroup rc_cg; /* where programs' groups go; v 0: none */
+	unsigned long rc_pids;	/* their pids.max */
+	int	 rc_slot;	/* the worker slot it serves */
 };
 
 enum re_type { RE_HELLO = 1, RE_EXIT, RE_ORPHANS };
@@ -48,9 +54,9 @@ struct reaper_ev {
 
 /*
  * Forks a reaper per conf (it gives root up for rc_uid at once, unless
- * rc_apart) and reads
- * its HELLO into hello.  Returns 0, or -1 with errno (r then holds
- * nothing).
+ * rc_apart) and reads its HELLO into hello.  With cgroups (rc_cg), it
+ * first ends what a reaper of the same slot before it left in theirs.
+ * Returns 0, or -1 with errno (r then holds nothing).
  */
 int	reaper_start(struct cgi_reaper *r, const struct reaper_conf *conf,
 	    struct reaper_ev *hello);
@@ -100,9 +106,9 @@ void	reaper_close(struct cgi_reaper *r);
  * (fexecve, no shell), in its directory dir, argv, envp, as the leader of
  * a process group of its own, signals at their defaults, fds (its stdin,
  * stdout and stderr ends) as 0-2 and nothing else open but, for a script,
- * prog as 3; as the user and with the limit as says.  A failure in the
- * child is told on its stderr and it exits 127.  Returns 0 with *pid, or
- * -1 with errno.  (cgi_spawn.c)
+ * prog as 3; in the cgroup, as the user and with the limit as says.  A
+ * failure in the child is told on its stderr and it exits 127.  Returns
+ * 0 with *pid, or -1 with errno.  (cgi_spawn.c)
  */
 int	cgi_spawn_fds(int prog, int dir, int script, char *const argv[],
 	    char *const envp[], const int fds[3], const struct spawn_as *as,

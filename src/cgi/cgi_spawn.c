@@ -318,6 +318,14 @@ child_run(int prog, int dir, int script, char *const argv[],
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)setpgid(0, 0);
 	/*
+	 * Into its cgroup while it may still (before its change of user):
+	 * its pids.max counts it and all it starts from here on.
+	 */
+	if (as->sa_cgfd >= 0 && write(as->sa_cgfd, "0", 1) != 1) {
+		child_say("cgroup", argv[0], errno);
+		_exit(127);
+	}
+	/*
 	 * Its own user (the reaper kept root for this alone), by the raw
 	 * calls: this is a vfork child, and glibc's wrappers may synchronise
 	 * threads.  Then its processes at once, counted per user.

@@ -97,6 +97,7 @@ static const struct opt opts[] = {
 	{ "cgi-argv", 0, K_ON, CFG(cgi.c_argv), 0, 0 },
 	{ "cgi-user", 0, K_STR, CFG(cgi_user), 0, 0 },
 	{ "cgi-nproc", 0, K_SIZE, CFG(cgi.c_nproc), 0, 1000000 },
+	{ "cgi-pids", 0, K_SIZE, CFG(cgi.c_pids), 0, 1000000 },
 	{ "workers", 0, K_INT, CFG(workers), 1, MAX_WORKERS },
 	{ "event-backend", 0, K_BACKEND, CFG(backend), 0, 0 },
 	{ "user", 0, K_STR, CFG(user), 0, 0 },
@@ -302,11 +303,16 @@ usage_cgi(FILE *f)
 "      --cgi-nproc N         RLIMIT_NPROC of each program: its user's\n"
 "                            processes at most, a fork bomb's bound;\n"
 "                            0 = inherited (%zu)\n"
+"      --cgi-pids N          each program in a cgroup of its own whose\n"
+"                            pids.max is N: its tasks and all it starts,\n"
+"                            ended with it; where no cgroup can be made\n"
+"                            (said at start), --cgi-nproc alone;\n"
+"                            0 = no cgroups (%zu)\n"
 "\n",
 	    cg.c_max, cg.c_queue, cg.c_timeout, cg.c_lifetime,
 	    cg.c_write_timeout, cg.c_grace,
 	    cg.c_max_header,
-	    cg.c_hold, cg.c_stderr_rate, cg.c_nproc);
+	    cg.c_hold, cg.c_stderr_rate, cg.c_nproc, cg.c_pids);
 }
 
 /*
