@@ -12,8 +12,13 @@
 #   runs as the programs' user) no longer frees its siblings' leftovers:
 #   what they left in their process groups and outside (setsid) is ended
 #   (before: under init, past every limit);
+# - with --workers 2, a program that SIGKILLs the workers frees nothing:
+#   every program of theirs and all they started is ended, and the master
+#   serves on (the reapers, not the workers, parent the programs);
 # - where no group can be made (as nobody in a cgroup not its own), one
-#   line at start says so, also with 2 workers.
+#   line at start says so, also with 2 workers; a program that kills the
+#   reaper there has what its siblings left in their process groups
+#   ended by the worker (before: under init).
 # Needs root (cgroups, users); skipped, saying why, only where no pids
 # cgroup can be made at all.
 source "$(dirname "$0")/lib.sh"
@@ -218,7 +223,26 @@ wait "$D" 2>/dev/null
 check "delegated: no group is left in it" \
 	wait_until 3 eval '[ -z "$(ls "$DELEG" | grep "^evfcgid-cgi\.")" ]'
 
-# --- No cgroup: said once at start. -------------------------------------
+# --- Item 3: a program kills the workers (--workers 2). -----------------
+port=$(freeport)
+spawn "$CGI_EVFCGID" --cgi --cgi-root "$T/cgi-bin" --listen "127.0.0.1:$port" \
+	--allow 127.0.0.1 --user nobody --workers 2 --cgi-kill-grace 1 2>"$T/w.log"
+D=$SPAWNED
+wait_port "127.0.0.1:$port"
+families "127.0.0.1:$port" 4 4
+check "workers: 4 programs left 2 processes each ($(family_left 4))" \
+	wait_until 5 eval '[ "$(family_left 4)" = 12 ]'
+run "127.0.0.1:$port" killer.sh KILL=workers DPID="$D" >/dev/null
+check "workers: a program SIGKILLed the workers: the master replaced them" \
+	wait_for_line "$T/w.log" 'worker [0-9]+ replaced by' 5
+check "workers killed: their programs and all they left are ended within 5 s ($(family_left 4) left)" \
+	wait_until 5 eval '[ "$(family_left 4)" = 0 ]'
+check "workers killed: the master serves on" \
+	wait_until 5 eval '[[ "$(run "127.0.0.1:$port" hello.sh)" == *"hello from cgi"* ]]'
+kill "$D"
+wait "$D" 2>/dev/null
+
+# --- No cgroup: said once at start; a reaper killed. --------------------
 port=$(freeport)
 spawn as_nobody "$CGI_EVFCGID" --cgi --cgi-root "$T/cgi-bin" --listen "127.0.0.1:$port" \
 	--allow 127.0.0.1 --workers 2 2>"$T/none.log"
@@ -226,6 +250,28 @@ D=$SPAWNED
 wait_port "127.0.0.1:$port"
 n=$(grep -c 'cgi: no cgroup can be made for each program (.*): --cgi-pids is not applied' "$T/none.log")
 check "no cgroup (nobody, in root's cgroup): one line at start says so ($n)" test "$n" = 1
+kill "$D"
+wait "$D" 2>/dev/null
+# Without groups, a program that kills the reaper (as nobody, its user)
+# takes its siblings with it, and the worker ends what they left in
+# their process groups; what left them runs on (said in docs/cgi.md).
+port=$(freeport)
+spawn as_nobody "$CGI_EVFCGID" --cgi --cgi-root "$T/cgi-bin" --listen "127.0.0.1:$port" \
+	--allow 127.0.0.1 2>"$T/none1.log"
+D=$SPAWNED
+wait_port "127.0.0.1:$port"
+families "127.0.0.1:$port" 2 5
+check "no cgroup: 2 programs left 2 processes each ($(family_left 5))" \
+	wait_until 5 eval '[ "$(family_left 5)" = 6 ]'
+run "127.0.0.1:$port" killer.sh KILL=reaper >/dev/null
+check "no cgroup: reaper killed: its programs and what they left in their process groups are ended within 5 s" \
+	wait_until 5 eval '[ $(($(sleepers "$S.51") + $(sleepers "$S.53"))) = 0 ]'
+out=$(pgrep -f "^sleep $S\.52\$" | tr '\n' ' ')
+echo "# no cgroup: what left its process group runs on: ${out:-nothing}"
+# This test's sleeps that run on, ended by their pids.
+out=$(pgrep -f "^sleep $S\.5[123]\$" | tr '\n' ' ')
+# shellcheck disable=SC2086
+[ -n "$out" ] && kill $out
 kill "$D"
 wait "$D" 2>/dev/null
 

@@ -774,6 +774,12 @@ cgi_reaper_lost(struct cgi *cg)
 	cg->cg_reapev = NULL;
 	reaper_close(cg->cg_reaper);
 	while ((ch = TAILQ_FIRST(&cg->cg_children)) != NULL) {
+		/*
+		 * What it left in its process group has no reaper now: ended
+		 * here (this process is their user).  What left the group is
+		 * the new reaper's to end, from the cgroups.
+		 */
+		(void)kill(-ch->ch_pid, SIGKILL);
 		cgi_io_stderr(ch, 1);
 		log_warn("cgi %s[%d]: ended with the process that parented it",
 		    ch->ch_name, (int)ch->ch_pid);
