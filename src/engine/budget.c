@@ -147,12 +147,6 @@ budget_trim_on_fall(struct budget *b)
 }
 
 int
-budget_over(const struct budget *b)
-{
-	return b->b_queued >= b->b_cap;
-}
-
-int
 budget_full(const struct budget *b, int holding)
 {
 	if (holding)

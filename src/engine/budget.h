@@ -101,7 +101,11 @@ void	budget_fini(struct budget *b);
 void	budget_add(struct budget *b, long long delta);
 
 /* Whether the cap stops producers now (of a connection that drains). */
-int	budget_over(const struct budget *b);
+static inline int
+budget_over(const struct budget *b)
+{
+	return b->b_queued >= b->b_cap;
+}
 
 /*
  * The same for a connection that is holding output or not: holders stop

@@ -120,7 +120,9 @@ struct conn {
 						   next turn (r_st.s_next) */
 	struct req_list		 c_producers;	/* round-robin order */
 	struct budget_waiter	 c_wait;	/* held by the global cap */
-	struct budget_waiter	 c_in_wait;	/* ... by the input's cap */
+	struct budget_waiter	*c_in_wait;	/* ... by the input's cap: made
+						   when c pauses, freed when
+						   it may read again */
 	uint64_t		 c_begun;	/* requests let in (not refused) */
 	int			 c_outq;	/* kernel send queue seen then */
 	int			 c_in_cb;	/* inside one of our callbacks */
@@ -215,7 +217,16 @@ void		 conn_input_free(struct conn *c);
  * requests' bodies are still coming (paid ahead, or refused as they come),
  * reads on: that is what lets the input go.
  */
-int		 conn_input_paused(struct conn *c);
+int		 conn_input_wait(struct conn *c);
+static inline int
+conn_input_paused(struct conn *c)
+{
+	/* Below the cap and waiting on nothing: the common case, here. */
+	if (!c->c_in_paused && c->c_in_wait == NULL &&
+	    !budget_over(c->c_env->ce_input))
+		return 0;
+	return conn_input_wait(c);
+}
 
 /*
  * conn.c's, for conn_input.c (and only for it): the input side's way

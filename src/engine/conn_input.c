@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -49,6 +50,7 @@ static int	conn_input_new(struct conn *);
 static void	conn_input_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	conn_input_woke(void *);
+static void	conn_input_unwait(struct conn *);
 
 /*
  * Where records are taken from: c's input buffer, or the bytes of one read
@@ -224,8 +226,9 @@ conn_input_new(struct conn *c)
 	return 0;
 }
 
+/* conn_input_paused()'s answer at or past the cap, or to a waiting c. */
 int
-conn_input_paused(struct conn *c)
+conn_input_wait(struct conn *c)
 {
 	struct budget		*in = c->c_env->ce_input;
 	struct req_head		*h;
@@ -246,13 +249,30 @@ conn_input_paused(struct conn *c)
 			}
 	}
 	if (!c->c_in_paused) {
-		budget_cancel(in, &c->c_in_wait);
+		conn_input_unwait(c);
 		return 0;
 	}
-	c->c_in_wait.bw_fn = conn_input_woke;
-	c->c_in_wait.bw_arg = c;
-	budget_wait(in, &c->c_in_wait, 0);
+	/* Out of memory to wait with: c reads on (the caps still refuse). */
+	if (c->c_in_wait == NULL &&
+	    (c->c_in_wait = calloc(1, sizeof(*c->c_in_wait))) == NULL) {
+		c->c_in_paused = 0;
+		return 0;
+	}
+	c->c_in_wait->bw_fn = conn_input_woke;
+	c->c_in_wait->bw_arg = c;
+	budget_wait(in, c->c_in_wait, 0);
 	return 1;
+}
+
+/* c waits on the input's cap no more: its waiter goes (an idle c's size). */
+static void
+conn_input_unwait(struct conn *c)
+{
+	if (c->c_in_wait == NULL)
+		return;
+	budget_cancel(c->c_env->ce_input, c->c_in_wait);
+	free(c->c_in_wait);
+	c->c_in_wait = NULL;
 }
 
 /* The input fell below --max-input: c may read again. */
@@ -261,6 +281,7 @@ conn_input_woke(void *arg)
 {
 	struct conn	*c = arg;
 
+	conn_input_unwait(c);
 	conn_read_update(c);
 	conn_timer_update(c);
 }
@@ -268,7 +289,7 @@ conn_input_woke(void *arg)
 void
 conn_input_free(struct conn *c)
 {
-	budget_cancel(c->c_env->ce_input, &c->c_in_wait);
+	conn_input_unwait(c);
 	c->c_in_paused = 0;
 	if (c->c_in == NULL)
 		return;
