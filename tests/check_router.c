@@ -41,6 +41,16 @@ echo(struct evfcgi_req *req, void *arg)
 	evfcgi_finish(req);
 }
 
+/* Answers "TAG a=VALUE b=VALUE" from a "/{a}/{b}" route's parameters. */
+static void
+pair(struct evfcgi_req *req, void *arg)
+{
+	evfcgi_header(req, 200, "text/plain", -1);
+	evfcgi_printf(req, "%s a=%s b=%s", (const char *)arg,
+	    evfcgi_path_param(req, "a"), evfcgi_path_param(req, "b"));
+	evfcgi_finish(req);
+}
+
 /* GET uri against srv: the status, the body into body (size bytes). */
 static int
 get(const char *method, const char *uri, char *body, size_t size)
@@ -187,6 +197,68 @@ START_TEST(core_precedence)
 }
 END_TEST
 
+/*
+ * %2F beside a prefix route and a two-segment pattern: the raw path is
+ * split before it is decoded, so "/files/a%2Fb" is two segments whatever
+ * else is registered, and goes where "/files/ab" goes.
+ */
+START_TEST(core_escaped_slash)
+{
+	char	 body[256];
+
+	ck_assert_int_eq(evfcgi_route(srv, "/files/{name}", echo, "one"), 0);
+	ck_assert_int_eq(evfcgi_route(srv, "/files/{a}/{b}", pair, "two"), 0);
+	ck_assert_int_eq(evfcgi_route_prefix(srv, "/files/", echo, "prefix"),
+	    0);
+	ck_assert_int_eq(get("GET", "/files/a%2Fb", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "one name=a/b rest=(null)");
+	ck_assert_int_eq(get("GET", "/files/ab", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "one name=ab rest=(null)");
+	ck_assert_int_eq(get("GET", "/files/a/b", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "two a=a b=b");
+	ck_assert_int_eq(get("GET", "/files/a%2Fb/c", body, sizeof(body)),
+	    200);
+	ck_assert_str_eq(body, "two a=a/b b=c");
+	ck_assert_int_eq(get("GET", "/files/a/b/c", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "prefix name=(null) rest=(null)");
+}
+END_TEST
+
+/* Without "/files/{name}", "/files/a%2Fb" is the prefix route's. */
+START_TEST(core_escaped_slash_prefix)
+{
+	char	 body[256];
+
+	ck_assert_int_eq(evfcgi_route(srv, "/files/{a}/{b}", pair, "two"), 0);
+	ck_assert_int_eq(evfcgi_route_prefix(srv, "/files/", echo, "prefix"),
+	    0);
+	ck_assert_int_eq(get("GET", "/files/a%2Fb", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "prefix name=(null) rest=(null)");
+	ck_assert_int_eq(get("GET", "/files/a/b", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "two a=a b=b");
+}
+END_TEST
+
+/* Beside a prefix route alone, "/files/{name}" still takes a%2Fb. */
+START_TEST(core_escaped_slash_name)
+{
+	char	 body[256];
+
+	ck_assert_int_eq(evfcgi_route(srv, "/files/{name}", echo, "one"), 0);
+	ck_assert_int_eq(evfcgi_route_prefix(srv, "/files/", echo, "prefix"),
+	    0);
+	ck_assert_int_eq(get("GET", "/files/a%2Fb", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "one name=a/b rest=(null)");
+	ck_assert_int_eq(get("GET", "/files/a/b", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "prefix name=(null) rest=(null)");
+	/* Alone, "/files/{a}/{b}" does not split a%2Fb: 404. */
+	evfcgi_server_free(srv);
+	ck_assert_ptr_nonnull(srv = evfcgi_server_new(NULL, NULL));
+	ck_assert_int_eq(evfcgi_route(srv, "/files/{a}/{b}", pair, "two"), 0);
+	ck_assert_int_eq(get("GET", "/files/a%2Fb", body, sizeof(body)), 404);
+}
+END_TEST
+
 /* A method the matched pattern does not list: 405 with its Allow. */
 START_TEST(core_method_allow)
 {
@@ -327,7 +399,8 @@ main(void)
 
 	suite_add_case(s, "core", setup, teardown, 0, core_compile_match,
 	    core_split_raw, core_specific_wins, core_served, core_precedence,
-	    core_method_allow, core_harness_params, NULL);
+	    core_escaped_slash, core_escaped_slash_prefix,
+	    core_escaped_slash_name, core_method_allow, core_harness_params, NULL);
 	suite_add_case(s, "partial", setup, teardown, 0, partial_prefixes,
 	    partial_pattern_prefixes, NULL);
 	suite_add_case(s, "malformed", setup, teardown, 0, malformed_patterns,

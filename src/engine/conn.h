@@ -33,10 +33,9 @@ struct conn_env {
 	struct budget			*ce_input;	/* the global input cap */
 	struct evfcgi_server		*ce_srv;	/* for the application */
 	struct linger_set		*ce_linger;	/* done, still sending */
-	/* Fills rt with the route of a request of role for path with
-	   method. */
-	void		(*ce_route)(void *arg, const char *path,
-			    const char *method, int role, struct req_route *rt);
+	/* Fills rt with the route of r, whose params are in. */
+	void		(*ce_route)(void *arg, struct evfcgi_req *r,
+			    struct req_route *rt);
 	/* Bit 1 << role set: a route takes that role (Responder always). */
 	unsigned	 ce_roles;
 	/* c is closing and is freed right after. */

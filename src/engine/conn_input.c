@@ -550,8 +550,7 @@ conn_route(struct conn *c, struct evfcgi_req *r)
 	const struct conn_env	*env = c->c_env;
 	struct req_route	 rt = { .rr_fn = NULL };
 
-	env->ce_route(env->ce_arg, evfcgi_path(r), evfcgi_method(r),
-	    req_h(r)->h_role, &rt);
+	env->ce_route(env->ce_arg, r, &rt);
 	req_route(r, &rt, budget_refuse(env->ce_budget));
 	if (req_h(r)->h_role == FCGI_FILTER && req_collecting(r) &&
 	    req_data_begin(r) == -1)

@@ -654,13 +654,14 @@ int	evfcgi_set_log(const char *ident, int level, evfcgi_log_fn fn,
  * the left, a literal segment before {name} before {name...}) or the
  * longest prefix route where it is more specific (a prefix "/a/b/" is as
  * specific as "/a/b/{rest...}"), then the default handler.  A method the
- * route does not list is answered 405 with Allow.  The route is chosen as
- * the request's params end, from the decoded path (how its body comes
- * follows from it); its handler then matches the raw path: when the two
- * differ (a %2F), the raw path's route runs if it takes its body the same
- * way, else the request is answered 404.  A pattern route's
- * evfcgi_path_rest() is the whole path.  A route without a '{' costs
- * nothing more than before.
+ * route does not list is answered 405 with Allow.  Exact and prefix
+ * routes compare the decoded path (evfcgi_path()), patterns the raw
+ * path's segments: "/files/a%2Fb" is two segments, taken by
+ * "/files/{name}" (name "a/b") and never by "/files/{a}/{b}", beside a
+ * prefix route "/files/" as without one.  Without REQUEST_URI the path is
+ * SCRIPT_NAME and PATH_INFO, which the web server decoded: a %2F can no
+ * longer be told from '/'.  A pattern route's evfcgi_path_rest() is the
+ * whole path.  A route without a '{' costs nothing more than before.
  */
 
 /*

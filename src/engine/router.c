@@ -214,38 +214,6 @@ rpat_match(const struct rpat *pat, const struct rseg *segs, int n,
 }
 
 int
-rpat_match_loose(const struct rpat *pat, const struct rseg *segs, int n)
-{
-	/* ok[j]: the pattern's first i segments can take the path's first j. */
-	unsigned char		 ok[RPAT_MAX_SEGS + 1], nx[RPAT_MAX_SEGS + 1];
-	const struct rpat_seg	*p;
-	size_t			 i;
-	int			 j, any;
-
-	if (n <= 0 || n > RPAT_MAX_SEGS)
-		return 0;
-	memset(ok, 0, sizeof(ok));
-	ok[0] = 1;
-	for (i = 0; i < pat->p_nsegs; i++) {
-		p = &pat->p_segs[i];
-		memset(nx, 0, sizeof(nx));
-		any = 0;
-		for (j = 1; j <= n; j++) {
-			if (p->k == RK_LIT)
-				nx[j] = ok[j - 1] && p->len == segs[j - 1].len &&
-				    memcmp(p->s, segs[j - 1].s, p->len) == 0;
-			else	/* begins at segment j - 1, or goes on */
-				nx[j] = ok[j - 1] || nx[j - 1];
-			any |= nx[j];
-		}
-		if (!any)
-			return 0;
-		memcpy(ok, nx, sizeof(ok));
-	}
-	return ok[n];
-}
-
-int
 rpat_cmp(const struct rpat *a, const struct rpat *b)
 {
 	size_t	 i;

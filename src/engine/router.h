@@ -82,14 +82,6 @@ int	rpat_match(const struct rpat *pat, const struct rseg *segs, int n,
 	    struct rseg *vals);
 
 /*
- * Whether pat could match a raw path that decoded to these segments: as
- * rpat_match(), but a {name} may take several segments (a %2F in the raw
- * one).  Linear in pattern segments times path segments.  Returns 1 or 0.
- */
-int	rpat_match_loose(const struct rpat *pat, const struct rseg *segs,
-	    int n);
-
-/*
  * Orders two patterns by how specific they are, segment by segment from
  * the left (a literal before {name} before {name...}), then the longer.
  * Returns > 0 when a is more specific, < 0 when b is, 0 when alike.

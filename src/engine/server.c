@@ -35,15 +35,19 @@
 #define BACKOFF_MS	200
 #define DENIED_LOG_S	10	/* at most one line about denied peers */
 
+/* What server_pattern() finds when it has no memory to split a path. */
+static struct route	route_nomem;
+
 static void	server_acceptcb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	server_accept_errorcb(struct evconnlistener *, void *);
 static void	server_backoffcb(evutil_socket_t, short, void *);
-static void	server_route(void *, const char *, const char *, int,
-		    struct req_route *);
-static struct route *server_pattern(struct evfcgi_server *, const char *,
-		    int, const struct route *);
+static void	server_route(void *, struct evfcgi_req *, struct req_route *);
+static struct route *server_pattern(struct evfcgi_server *,
+		    struct evfcgi_req *, const char *, int,
+		    const struct route *);
 static void	server_pattern_dispatch(struct evfcgi_req *, void *);
+static void	server_no_memory(struct evfcgi_req *, void *);
 static int	server_route_add(struct route **, size_t *, struct route *);
 static void	server_route_free(struct route *);
 static char	*server_methods(const char *);
@@ -431,47 +435,52 @@ server_method_in(const char *allow, const char *m)
 }
 
 /*
- * Fills rt for a request of role, path and method (conn_env's route): a
- * route of that role, exact, else the most specific pattern, else the
- * longest prefix, else a pattern a raw path with %2F could match, else
- * (Responder) the default; a method the route does not list gets its
- * Allow value instead of a handler.  A pattern route's handler is
- * server_pattern_dispatch(), which matches the raw path.
+ * Fills rt for r (conn_env's route): a route of r's role, exact for its
+ * decoded path, else the most specific pattern for its raw path's
+ * segments (server_pattern()), else the longest prefix, else (Responder)
+ * the default; a method the route does not list gets its Allow value
+ * instead of a handler.  A pattern route's handler is
+ * server_pattern_dispatch(), which records the parameters.
  */
 static void
-server_route(void *arg, const char *path, const char *method, int role,
-    struct req_route *rt)
+server_route(void *arg, struct evfcgi_req *r, struct req_route *rt)
 {
 	struct evfcgi_server	*srv = arg;
-	struct route		*best = NULL, *r;
+	struct route		*best = NULL, *e;
+	const char		*path = evfcgi_path(r);
 	size_t			 i;
+	int			 role = evfcgi_role(r);
 
 	for (i = 0; i < srv->srv_nroutes; i++) {
-		r = &srv->srv_routes[i];
-		if (route_role(r->rt_flags) != role)
+		e = &srv->srv_routes[i];
+		if (route_role(e->rt_flags) != role)
 			continue;
-		if (!(r->rt_flags & EVFCGI_ROUTE_PREFIX)) {
-			if (strcmp(r->rt_path, path) == 0) {
-				best = r;
+		if (!(e->rt_flags & EVFCGI_ROUTE_PREFIX)) {
+			if (strcmp(e->rt_path, path) == 0) {
+				best = e;
 				break;
 			}
-		} else if ((best == NULL || r->rt_len > best->rt_len) &&
-		    strncmp(r->rt_path, path, r->rt_len) == 0)
-			best = r;
+		} else if ((best == NULL || e->rt_len > best->rt_len) &&
+		    strncmp(e->rt_path, path, e->rt_len) == 0)
+			best = e;
 	}
 	if (srv->srv_npats > 0 && (best == NULL ||
 	    (best->rt_flags & EVFCGI_ROUTE_PREFIX)) &&
-	    (r = server_pattern(srv, path, role, best)) != NULL) {
-		if (r->rt_allow != NULL && !server_method_in(r->rt_allow,
-		    method)) {
-			rt->rr_allow = r->rt_allow;
+	    (e = server_pattern(srv, r, path, role, best)) != NULL) {
+		if (e == &route_nomem) {
+			rt->rr_fn = server_no_memory;
+			return;
+		}
+		if (e->rt_allow != NULL && !server_method_in(e->rt_allow,
+		    evfcgi_method(r))) {
+			rt->rr_allow = e->rt_allow;
 			return;
 		}
 		rt->rr_fn = server_pattern_dispatch;
-		rt->rr_arg = r;
-		rt->rr_flags = r->rt_flags;
+		rt->rr_arg = e;
+		rt->rr_flags = e->rt_flags;
 		rt->rr_plen = 0;
-		rt->rr_body_max = r->rt_body_max;
+		rt->rr_body_max = e->rt_body_max;
 		return;
 	}
 	if (best == NULL) {
@@ -483,7 +492,7 @@ server_route(void *arg, const char *path, const char *method, int role,
 		return;
 	}
 	if (best->rt_allow != NULL && !server_method_in(best->rt_allow,
-	    method)) {
+	    evfcgi_method(r))) {
 		rt->rr_allow = best->rt_allow;
 		return;
 	}
@@ -495,89 +504,81 @@ server_route(void *arg, const char *path, const char *method, int role,
 }
 
 /*
- * The most specific pattern route of role matching the decoded path's
- * segments, unless the prefix route that took it (or NULL) is more
- * specific; else, without a prefix route, one that a raw path with %2F in
- * a segment could match.  NULL: none.
+ * The most specific pattern route of role matching r's path, unless the
+ * prefix route that took its decoded path (path; or NULL) is more
+ * specific.  The segments are REQUEST_URI's path split before it is
+ * decoded, so a %2F is data inside its segment; without an escape that
+ * is the decoded path split.  NULL: none; &route_nomem: no memory to
+ * split a long escaped path.
  */
 static struct route *
-server_pattern(struct evfcgi_server *srv, const char *path, int role,
-    const struct route *prefix)
+server_pattern(struct evfcgi_server *srv, struct evfcgi_req *r,
+    const char *path, int role, const struct route *prefix)
 {
 	struct rseg	 segs[RPAT_MAX_SEGS];
 	struct route	*best = NULL, *p;
-	size_t		 i, whole = 0;
+	const char	*raw = evfcgi_param(r, "REQUEST_URI");
+	char		 small[512], *mem = small;
+	size_t		 i, len = raw != NULL ? strcspn(raw, "?") : 0;
+	size_t		 whole = 0;
 	int		 n;
 
-	if ((n = rseg_split(path, segs, RPAT_MAX_SEGS)) <= 0)
-		return NULL;
-	for (i = 0; i < srv->srv_npats; i++) {
+	if (raw != NULL && memchr(raw, '%', len) != NULL) {
+		if (len >= sizeof(small) && (mem = malloc(len + 1)) == NULL)
+			return &route_nomem;
+		n = rseg_split_raw(raw, len, mem, segs, RPAT_MAX_SEGS);
+	} else
+		n = rseg_split(path, segs, RPAT_MAX_SEGS);
+	for (i = 0; n > 0 && i < srv->srv_npats; i++) {
 		p = &srv->srv_pats[i];
 		if (route_role(p->rt_flags) == role &&
 		    rpat_match(p->rt_pat, segs, n, NULL) &&
 		    (best == NULL || rpat_cmp(p->rt_pat, best->rt_pat) > 0))
 			best = p;
 	}
-	if (best != NULL && prefix != NULL) {
-		/* "/a/b/" is "/a/b/{rest...}": 2 whole segments. */
-		for (i = 1; i < prefix->rt_len; i++)
-			whole += prefix->rt_path[i] == '/';
-		return rpat_lead(best->rt_pat) >= whole ? best : NULL;
-	}
-	for (i = 0; best == NULL && prefix == NULL && i < srv->srv_npats;
-	    i++) {
-		p = &srv->srv_pats[i];
-		if (route_role(p->rt_flags) == role &&
-		    rpat_match_loose(p->rt_pat, segs, n))
-			best = p;
-	}
-	return best;
+	if (mem != small)
+		free(mem);
+	if (best == NULL || prefix == NULL)
+		return best;
+	/* "/a/b/" is "/a/b/{rest...}": 2 whole segments. */
+	for (i = 1; i < prefix->rt_len; i++)
+		whole += prefix->rt_path[i] == '/';
+	return rpat_lead(best->rt_pat) >= whole ? best : NULL;
 }
 
 /*
- * A pattern route's handler: matches the raw path (split, then each
- * segment decoded) against the patterns, records the parameters and runs
- * the most specific route's handler.  The route chosen from the decoded
- * path (arg) set how the body came; a raw path that matches no pattern,
- * or one whose route takes its body otherwise, is answered 404, a method
- * that route does not list 405.
+ * A pattern route's handler (arg: the route server_route() chose):
+ * splits the path again, into the request's own room, records the
+ * parameters and runs the route's handler.
  */
 static void
 server_pattern_dispatch(struct evfcgi_req *r, void *arg)
 {
-	struct evfcgi_server	*srv = evfcgi_req_server(r);
-	const struct route	*chosen = arg, *best = NULL, *p;
+	const struct route	*rt = arg;
 	struct rseg		 segs[RPAT_MAX_SEGS], vals[RPAT_MAX_SEGS];
 	struct reqdata		*d;
-	size_t			 i;
 	int			 n;
 
 	if ((d = reqdata_get(r)) == NULL) {
 		(void)evfcgi_respond_error(r, 503, "out of memory");
 		return;
 	}
+	/* The same segments as at routing: the match holds. */
 	n = reqdata_path_segs(r, d, segs, RPAT_MAX_SEGS);
-	for (i = 0; n > 0 && i < srv->srv_npats; i++) {
-		p = &srv->srv_pats[i];
-		if (route_role(p->rt_flags) == evfcgi_role(r) &&
-		    rpat_match(p->rt_pat, segs, n, NULL) &&
-		    (best == NULL || rpat_cmp(p->rt_pat, best->rt_pat) > 0))
-			best = p;
-	}
-	if (best == NULL || (best->rt_flags & EVFCGI_ROUTE_STREAM) !=
-	    (chosen->rt_flags & EVFCGI_ROUTE_STREAM)) {
-		(void)evfcgi_respond_error(r, 404, NULL);
+	if (n <= 0 || !rpat_match(rt->rt_pat, segs, n, vals)) {
+		(void)evfcgi_respond_error(r, 500, NULL);
 		return;
 	}
-	if (best->rt_allow != NULL && !server_method_in(best->rt_allow,
-	    evfcgi_method(r))) {
-		(void)evfcgi_header_add(r, "Allow", best->rt_allow);
-		(void)evfcgi_respond_error(r, 405, NULL);
-		return;
-	}
-	(void)rpat_match(best->rt_pat, segs, n, vals);
-	reqdata_path_set(d, best->rt_pat, vals);
-	best->rt_fn(r, best->rt_arg);
+	reqdata_path_set(d, rt->rt_pat, vals);
+	rt->rt_fn(r, rt->rt_arg);
+}
+
+/* The handler of a request its route could not be found for. */
+static void
+server_no_memory(struct evfcgi_req *r, void *arg)
+{
+	(void)arg;
+	(void)evfcgi_respond_error(r, 503, "out of memory");
 }
 
 /* A connection closed (conn_env's closed): may resume accepting or exit. */
