@@ -2,7 +2,9 @@
  * check_json.c: the JSON writer: documents as built, strings of any bytes
  * escaped into valid JSON (checked by a small validator here), the
  * grammar and the nesting cap enforced, and the answer it sends
- * (application/json, its length) through the test harness.
+ * (application/json, its length) through the test harness; a streaming
+ * writer's large array sent whole while the writer and the output hold
+ * a bounded part of it.
  */
 #include <check.h>
 #include <errno.h>
@@ -153,6 +155,167 @@ START_TEST(core_respond)
 }
 END_TEST
 
+/* A string of 3 chunks in one value: the writer holds none of it. */
+static void
+long_string(struct evfcgi_req *req, void *arg)
+{
+	struct evfcgi_json	*j = evfcgi_json_stream(req, 200);
+	char			*s = malloc(3 * EVFCGI_JSON_CHUNK);
+	size_t			 n;
+
+	(void)arg;
+	ck_assert_ptr_nonnull(s);
+	memset(s, 'x', 3 * EVFCGI_JSON_CHUNK);
+	ck_assert_int_eq(evfcgi_json_string_len(j, s, 3 * EVFCGI_JSON_CHUNK),
+	    0);
+	ck_assert_uint_le(evfcgi_json_held(j), 1);
+	ck_assert_ptr_null(evfcgi_json_text(j, &n));
+	ck_assert_int_eq(evfcgi_json_end(j), 0);
+	free(s);
+}
+
+/* A listing streamed by a producer: its state between calls. */
+struct listing {
+	struct evfcgi_json	*j;
+	long			 i, n;	/* items written, and in all */
+	long			 cut;	/* end the answer after this many */
+	size_t			 peak;	/* most text the writer held */
+};
+
+/* Item i of the listing, as both writers write it. */
+static void
+item(struct evfcgi_json *j, long i)
+{
+	char	 name[32];
+
+	snprintf(name, sizeof(name), "file-%06ld.txt", i);
+	ck_assert_int_eq(evfcgi_json_object(j), 0);
+	ck_assert_int_eq(evfcgi_json_key(j, "name"), 0);
+	ck_assert_int_eq(evfcgi_json_string(j, name), 0);
+	ck_assert_int_eq(evfcgi_json_key(j, "size"), 0);
+	ck_assert_int_eq(evfcgi_json_int(j, i * 1000), 0);
+	ck_assert_int_eq(evfcgi_json_object_end(j), 0);
+}
+
+static void
+list_abort(struct evfcgi_req *req, void *arg)
+{
+	struct listing	*l = arg;
+
+	(void)req;
+	evfcgi_json_free(l->j);
+	l->j = NULL;
+}
+
+/* Writes about room bytes of items a call, then the end. */
+static int
+list_produce(struct evfcgi_req *req, size_t room, void *arg)
+{
+	struct listing	*l = arg;
+	size_t		 start = evfcgi_json_length(l->j);
+
+	while (l->i < l->n && l->i < l->cut &&
+	    evfcgi_json_length(l->j) - start < room) {
+		item(l->j, l->i++);
+		if (evfcgi_json_held(l->j) > l->peak)
+			l->peak = evfcgi_json_held(l->j);
+	}
+	if (l->i < l->n && l->i < l->cut) {
+		ck_assert_int_eq(evfcgi_json_flush(l->j), 0);
+		return 0;
+	}
+	evfcgi_on_abort(req, NULL, NULL);
+	if (l->i == l->n)
+		ck_assert_int_eq(evfcgi_json_array_end(l->j), 0);
+	(void)evfcgi_json_end(l->j);
+	l->j = NULL;
+	return 0;
+}
+
+static void
+list_stream(struct evfcgi_req *req, void *arg)
+{
+	struct listing	*l = arg;
+
+	ck_assert_ptr_nonnull(l->j = evfcgi_json_stream(req, 200));
+	ck_assert_int_eq(evfcgi_json_array(l->j), 0);
+	evfcgi_on_abort(req, list_abort, l);
+	ck_assert_int_eq(evfcgi_produce(req, list_produce, l), 0);
+}
+
+/*
+ * 100000 items (4 MB) streamed: the body is the buffered writer's text
+ * byte for byte, while the writer held at most a chunk and the output
+ * queue its watermarks' worth.  Cut short, the answer is cut; HEAD sends
+ * no body and frees the writer (the abort callback).
+ */
+START_TEST(core_stream)
+{
+	struct evfcgi_server	*srv = evfcgi_server_new(NULL, NULL);
+	struct evfcgi_test_req	 tr = { .uri = "/list" };
+	struct evfcgi_test_resp	 resp;
+	struct evfcgi_stats	 st;
+	struct listing		 l = { .n = 100000, .cut = 100000 };
+	struct evfcgi_json	*j = evfcgi_json_new();
+	const char		*t;
+	size_t			 len;
+	long			 i;
+
+	ck_assert_int_eq(evfcgi_json_array(j), 0);
+	for (i = 0; i < l.n; i++)
+		item(j, i);
+	ck_assert_int_eq(evfcgi_json_array_end(j), 0);
+	ck_assert_ptr_nonnull(t = evfcgi_json_text(j, &len));
+	ck_assert_uint_gt(len, 4000000);
+	ck_assert_int_eq(evfcgi_route(srv, "/list", list_stream, &l), 0);
+	ck_assert_int_eq(evfcgi_test_request(srv, &tr, &resp), 0);
+	ck_assert(resp.ended);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_str_eq(evfcgi_test_header(&resp, "Content-Type", 0),
+	    "application/json");
+	ck_assert_ptr_null(evfcgi_test_header(&resp, "Content-Length", 0));
+	ck_assert_uint_eq(resp.body_len, len);
+	ck_assert(memcmp(resp.body, t, len) == 0);
+	ck_assert_uint_le(l.peak, EVFCGI_JSON_CHUNK);
+	evfcgi_get_stats(srv, &st);
+	ck_assert_uint_lt(st.peak_bytes_queued, 1024 * 1024);
+	evfcgi_test_free(&resp);
+	evfcgi_json_free(j);
+	/* Cut short: no END_REQUEST but the cut mark (EPROTO here). */
+	l = (struct listing){ .n = 100000, .cut = 1000 };
+	ck_assert_int_eq(evfcgi_test_request(srv, &tr, &resp), -1);
+	ck_assert_int_eq(errno, EPROTO);
+	ck_assert(!resp.ended);
+	evfcgi_test_free(&resp);
+	l = (struct listing){ .n = 100000, .cut = 100000 };
+	tr.method = "HEAD";
+	ck_assert_int_eq(evfcgi_test_request(srv, &tr, &resp), 0);
+	ck_assert(resp.ended);
+	ck_assert_uint_eq(resp.body_len, 0);
+	ck_assert_ptr_null(l.j);
+	evfcgi_test_free(&resp);
+	evfcgi_server_free(srv);
+}
+END_TEST
+
+/* One string longer than a chunk goes straight out; text is refused. */
+START_TEST(core_stream_long_string)
+{
+	struct evfcgi_server	*srv = evfcgi_server_new(NULL, NULL);
+	struct evfcgi_test_req	 tr = { .uri = "/s" };
+	struct evfcgi_test_resp	 resp;
+
+	ck_assert_int_eq(evfcgi_route(srv, "/s", long_string, NULL), 0);
+	ck_assert_int_eq(evfcgi_test_request(srv, &tr, &resp), 0);
+	ck_assert(resp.ended);
+	ck_assert_uint_eq(resp.body_len, 3 * EVFCGI_JSON_CHUNK + 2);
+	ck_assert_int_eq(resp.body[0], '"');
+	ck_assert_int_eq(resp.body[resp.body_len - 1], '"');
+	evfcgi_test_free(&resp);
+	evfcgi_server_free(srv);
+}
+END_TEST
+
 /* Every prefix of a byte string with UTF-8 in it makes a valid string. */
 START_TEST(partial_prefixes)
 {
@@ -239,7 +402,7 @@ main(void)
 	Suite	*s = suite_create("json");
 
 	suite_add_case(s, "core", NULL, NULL, 0, core_document, core_escapes,
-	    core_respond, NULL);
+	    core_respond, core_stream, core_stream_long_string, NULL);
 	suite_add_case(s, "partial", NULL, NULL, 0, partial_prefixes, NULL);
 	suite_add_case(s, "malformed", NULL, NULL, 0, malformed_bytes,
 	    malformed_grammar, NULL);

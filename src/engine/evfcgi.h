@@ -819,6 +819,41 @@ int	evfcgi_json_respond(struct evfcgi_req *req, int status,
 	    struct evfcgi_json *j);
 
 /*
+ * A streaming writer: sends req's header now (status, Content-Type
+ * application/json, no Content-Length) and writes its text through
+ * evfcgi_write() as it is made, each time EVFCGI_JSON_CHUNK bytes of it
+ * are held, so it never holds more than that whatever the document's
+ * size; a write that fails is the writer's failure (EIO).  Returns
+ * NULL when out of memory or when evfcgi_header() refused (req is still
+ * the caller's to answer in either case).  A large document is written
+ * from a producer (evfcgi_produce()): a call writes values until
+ * evfcgi_json_length() has grown by about its room, then flushes, so the
+ * output waits for the client within the watermarks.  evfcgi_json_text()
+ * and evfcgi_json_respond() refuse such a writer; evfcgi_json_free()
+ * frees it and leaves req open (an abort callback's way).
+ */
+#define EVFCGI_JSON_CHUNK	16384
+struct evfcgi_json *evfcgi_json_stream(struct evfcgi_req *req, int status);
+
+/* Writes what a streaming writer holds; 0 (a buffered writer: 0), or -1. */
+int	evfcgi_json_flush(struct evfcgi_json *j);
+
+/* Bytes of text made so far, written or held. */
+size_t	evfcgi_json_length(const struct evfcgi_json *j);
+
+/* Bytes of text held, not yet written (a buffered writer: all of them). */
+size_t	evfcgi_json_held(const struct evfcgi_json *j);
+
+/*
+ * Ends a streaming writer's answer: a complete document is flushed and
+ * the request finished (evfcgi_finish()); one that failed or is not
+ * complete is cut, as evfcgi_respond_error() cuts after a header, so the
+ * client never takes it for whole.  Frees j.  Returns 0, or -1 (a cut,
+ * a failed finish, or j not a streaming writer: EINVAL, req untouched).
+ */
+int	evfcgi_json_end(struct evfcgi_json *j);
+
+/*
  * multipart/form-data uploads (RFC 7578), streamed: on a route registered
  * with EVFCGI_ROUTE_STREAM, evfcgi_multipart_new() takes the body over
  * and calls back per part: its start (name, filename, type), a file's

@@ -4,7 +4,9 @@
  * wants one, a nesting cap), strings escaped so that any bytes make valid
  * JSON (control characters, invalid UTF-8 as U+FFFD) that is also safe
  * inside HTML and JavaScript.  evfcgi_json_respond() sends it whole, as
- * application/json, with its length, without a copy.
+ * application/json, with its length, without a copy; a writer made by
+ * evfcgi_json_stream() instead writes its text to the request a chunk at
+ * a time as it is made, so a document of any size costs one chunk.
  */
 #include <sys/types.h>
 
@@ -20,6 +22,8 @@ struct evfcgi_json {
 	char		*j_buf;
 	size_t		 j_len;
 	size_t		 j_cap;
+	struct evfcgi_req *j_req;	/* streams to it, or NULL: holds all */
+	size_t		 j_sent;	/* bytes written to j_req */
 	int		 j_err;		/* a call failed: the text is void */
 	int		 j_done;	/* the top value is complete */
 	int		 j_depth;
@@ -30,6 +34,7 @@ struct evfcgi_json {
 };
 
 static int	json_put(struct evfcgi_json *, const char *, size_t);
+static int	json_send(struct evfcgi_json *, const char *, size_t);
 static int	json_value(struct evfcgi_json *);
 static int	json_fail(struct evfcgi_json *, int);
 static int	json_quote(struct evfcgi_json *, const unsigned char *, size_t);
@@ -62,13 +67,24 @@ json_fail(struct evfcgi_json *j, int err)
 	return -1;
 }
 
-/* Appends len bytes; keeps room for a NUL after them. */
+/*
+ * Appends len bytes; keeps room for a NUL after them.  A streaming writer
+ * first writes what it holds when the chunk would overflow, and a run
+ * of a chunk or more goes straight out: it never holds more than a chunk.
+ */
 static int
 json_put(struct evfcgi_json *j, const char *s, size_t len)
 {
 	size_t	 cap = j->j_cap > 0 ? j->j_cap : 256;
 	char	*p;
 
+	if (j->j_req != NULL && j->j_len + len > EVFCGI_JSON_CHUNK) {
+		if (json_send(j, j->j_buf, j->j_len) == -1)
+			return -1;
+		j->j_len = 0;
+		if (len >= EVFCGI_JSON_CHUNK)
+			return json_send(j, s, len);
+	}
 	if (j->j_len + len + 1 > j->j_cap) {
 		while (cap < j->j_len + len + 1)
 			cap *= 2;
@@ -80,6 +96,16 @@ json_put(struct evfcgi_json *j, const char *s, size_t len)
 	memcpy(j->j_buf + j->j_len, s, len);
 	j->j_len += len;
 	j->j_buf[j->j_len] = '\0';
+	return 0;
+}
+
+/* Writes len bytes of text to the request (evfcgi_write()). */
+static int
+json_send(struct evfcgi_json *j, const char *s, size_t len)
+{
+	if (len > 0 && evfcgi_write(j->j_req, s, len) == -1)
+		return json_fail(j, EIO);
+	j->j_sent += len;
 	return 0;
 }
 
@@ -324,7 +350,7 @@ evfcgi_json_null(struct evfcgi_json *j)
 const char *
 evfcgi_json_text(const struct evfcgi_json *j, size_t *len)
 {
-	if (j->j_err != 0 || !j->j_done) {
+	if (j->j_err != 0 || !j->j_done || j->j_req != NULL) {
 		*len = 0;
 		errno = j->j_err != 0 ? j->j_err : EINVAL;
 		return NULL;
@@ -364,6 +390,76 @@ evfcgi_json_respond(struct evfcgi_req *req, int status,
 	}
 	if (evfcgi_write_ref_free(req, buf, len, json_release, NULL) == -1) {
 		(void)evfcgi_finish(req);	/* cut: short of its length */
+		return -1;
+	}
+	return evfcgi_finish(req);
+}
+
+struct evfcgi_json *
+evfcgi_json_stream(struct evfcgi_req *req, int status)
+{
+	struct evfcgi_json	*j;
+
+	if ((j = evfcgi_json_new()) == NULL)
+		return NULL;
+	if ((j->j_buf = malloc(EVFCGI_JSON_CHUNK + 1)) == NULL) {
+		free(j);
+		errno = ENOMEM;
+		return NULL;
+	}
+	j->j_cap = EVFCGI_JSON_CHUNK + 1;
+	if (evfcgi_header(req, status, "application/json", -1) == -1) {
+		evfcgi_json_free(j);
+		errno = EINVAL;
+		return NULL;
+	}
+	j->j_req = req;
+	return j;
+}
+
+int
+evfcgi_json_flush(struct evfcgi_json *j)
+{
+	if (j->j_err != 0) {
+		errno = j->j_err;
+		return -1;
+	}
+	if (j->j_req == NULL)
+		return 0;
+	if (json_send(j, j->j_buf, j->j_len) == -1)
+		return -1;
+	j->j_len = 0;
+	return 0;
+}
+
+size_t
+evfcgi_json_length(const struct evfcgi_json *j)
+{
+	return j->j_sent + j->j_len;
+}
+
+size_t
+evfcgi_json_held(const struct evfcgi_json *j)
+{
+	return j->j_len;
+}
+
+int
+evfcgi_json_end(struct evfcgi_json *j)
+{
+	struct evfcgi_req	*req = j->j_req;
+	int			 whole;
+
+	if (req == NULL) {
+		evfcgi_json_free(j);
+		errno = EINVAL;
+		return -1;
+	}
+	whole = j->j_done && evfcgi_json_flush(j) == 0;
+	evfcgi_json_free(j);
+	if (!whole) {
+		/* After the header the status cannot change: a cut. */
+		(void)evfcgi_respond_error(req, 500, "JSON not complete");
 		return -1;
 	}
 	return evfcgi_finish(req);
