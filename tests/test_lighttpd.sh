@@ -4,7 +4,8 @@
 # own, on a TCP port (also the example's unix socket and [::1]), and lighttpd
 # starting evfcgid itself by bin-path with the socket on fd 0.  Every route
 # byte for byte through HTTP, the checks every front end passes
-# (fe_battery), and the point of stream-response-body = 2:
+# (fe_battery; a chunked upload answered 411, the price of the example's
+# stream-request-body = 2), and the point of stream-response-body = 2:
 # a slow client's backpressure reaches the daemon, where with 0 or 1
 # lighttpd takes the whole answer and the daemon never notices.
 source "$(dirname "$0")/lib.sh"
@@ -30,7 +31,9 @@ start_evfcgid --max-size "$MAXSIZE" --max-body "$MAXBODY"
 A=127.0.0.1:$EVFCGID_PORT
 if start_fe lighttpd "host/port" "$A"; then
 	http_route_checks "lighttpd" "$URL" "$MAXSIZE" "$MAXBODY"
-	fe_battery "lighttpd" "$URL" "$A"
+	# The example streams request bodies (server.stream-request-body = 2):
+	# a chunked one, whose length FastCGI must be told first, is refused.
+	CHUNKED=411 fe_battery "lighttpd" "$URL" "$A"
 	check "lighttpd: the generated copy keeps stream-response-body = 2 and check-local disabled" \
 		eval 'grep -q "^server.stream-response-body = 2" "$FE_DIR/lighttpd.conf" &&
 		      grep -q "\"check-local\" => \"disable\"" "$FE_DIR/lighttpd.conf"'
