@@ -113,8 +113,9 @@ demo: deps all
 # then what --workers 2 can show here (bench/workers: about a minute), then
 # what a request costs, counted (bench/hotpath: system calls, allocations,
 # instructions, memory per idle connection; about two minutes), then the
-# slow-reader claim as a number.  The peers (Go, PHP-FPM) and strace are
-# installed here if they can be; a peer that is not is skipped.
+# slow-reader claim as a number, then examples/dropbox beside its Go twin
+# (bench/dropbox-twin: about a minute).  The peers (Go, PHP-FPM) and
+# strace are installed here if they can be; a peer that is not is skipped.
 bench: all
 	sh scripts/install-deps bench || \
 		echo "bench: the peers could not be installed; they are skipped"
@@ -122,6 +123,7 @@ bench: all
 	bash bench/workers
 	bash bench/hotpath
 	bash tests/bench-slow-reader
+	bash bench/dropbox-twin
 
 # Installs what the build and the tests need (quiet when all is there).
 deps:

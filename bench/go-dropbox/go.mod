@@ -1,0 +1,3 @@
+module evfcgid/bench/go-dropbox
+
+go 1.19
