@@ -243,6 +243,8 @@ int	evfcgi_route_prefix(struct evfcgi_server *srv, const char *prefix,
  * EVFCGI_ROUTE_STREAM), methods NULL for all.  A streamed route's body is not capped by
  * max_body (nor charged whole ahead): the handler sets its own cap with
  * evfcgi_body_limit(); what the engine holds of it is charged to max_input.
+ * Past max_input a record still reaches a body callback that took all it
+ * was handed before; a body left waiting there ends the request with 503.
  */
 int	evfcgi_route_ex(struct evfcgi_server *srv, const char *path, int flags,
 	    const char *methods, evfcgi_handler fn, void *arg);

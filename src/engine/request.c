@@ -39,6 +39,7 @@ static enum req_parse req_decode_params(struct evfcgi_req *, const char **);
 static enum req_parse req_cgi_path(struct evfcgi_req *);
 static int	req_cgi_body(struct evfcgi_req *, int);
 static int	req_stream_add(struct evfcgi_req *, const void *, size_t);
+static int	req_stream_through(struct evfcgi_req *, size_t);
 static void	req_engine_end(struct evfcgi_req *, int, const char *,
 		    uint64_t);
 static void	req_body_cb(struct evbuffer *, const struct evbuffer_cb_info *,
@@ -603,19 +604,41 @@ req_body_add(struct evfcgi_req *r, const void *p, size_t len)
 }
 
 /*
+ * At the input cap, a streamed record may still pass to a handler that
+ * keeps up: one whose body callback is set and whose body holds nothing
+ * (it took all it was handed).  The record is in the connection's input,
+ * counted twice there, and leaves it when this call returns: handed on,
+ * the input held falls.  The handler must take it in the callback, or the
+ * request ends with 503 there (req_stream_add()), so what bodies hold
+ * past the cap lasts one call.  Returns 0 (charged), or -1.
+ */
+static int
+req_stream_through(struct evfcgi_req *r, size_t len)
+{
+	if (r->r_st.s_cb == NULL || evbuffer_get_length(r->r_body) > 0)
+		return -1;
+	budget_add(r->r_link->rl_env->re_input, (long long)len);
+	r->r_charged_body += len;
+	return 0;
+}
+
+/*
  * A streamed body's record: counted against the handler's cap and charged
  * to the global input cap as it is held, then handed to the body callback.
  */
 static int
 req_stream_add(struct evfcgi_req *r, const void *p, size_t len)
 {
+	int	 through;
+
 	r->r_body_seen += len;
 	if (r->r_st.s_max > 0 && r->r_body_seen > r->r_st.s_max) {
 		req_engine_end(r, 413, "request body above the limit",
 		    r->r_st.s_max);
 		return 0;
 	}
-	if (req_charge(r, &r->r_charged_body, len) == -1) {
+	if ((through = req_charge(r, &r->r_charged_body, len) == -1) &&
+	    req_stream_through(r, len) == -1) {
 		req_engine_end(r, 503, "input held by all requests at its limit",
 		    r->r_link->rl_env->re_lim->max_input);
 		return 0;
@@ -624,6 +647,10 @@ req_stream_add(struct evfcgi_req *r, const void *p, size_t len)
 		return -1;
 	if (r->r_st.s_cb != NULL)
 		r->r_st.s_cb(r, r->r_body, 0, r->r_st.s_arg);
+	/* Passed at the cap, it had to be taken in the call: else 503. */
+	if (through && req_held(r) && evbuffer_get_length(r->r_body) > 0)
+		req_engine_end(r, 503, "input held by all requests at its limit",
+		    r->r_link->rl_env->re_lim->max_input);
 	return 0;
 }
 
