@@ -55,6 +55,7 @@ static void	nofile_conns(struct config *);
 static struct event_base *base_new(const char *);
 static void	select_limits(struct config *);
 static void	forward_signal(int);
+static void	startup_signals(void);
 static pid_t	spawn_worker(struct evfcgi_server *, struct event_base *,
 		    const sigset_t *, int);
 static int	run_workers(struct evfcgi_server *, struct event_base *, int);
@@ -386,6 +387,12 @@ main(int argc, char **argv)
 	select_limits(&cfg);
 	/* A write to a peer that has gone must not end the daemon. */
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * From the bind on, a peer may connect and a service manager may
+	 * stop us: a SIGTERM before the loop runs is kept (parent_stop) and
+	 * acted on once it does, not the default's death (exit 143).
+	 */
+	startup_signals();
 	srv = setup(&cfg, &ids, &base, &cg);
 	drop_root(&cfg, &ids);
 	/* Opened as the user it runs as, who reopens it after SIGHUP. */
@@ -401,14 +408,34 @@ main(int argc, char **argv)
 		worker_cgi = cg;
 		worker_total = cfg.workers;
 		rc = run_workers(srv, base, cfg.workers);
-	} else if (evfcgi_handle_signals(srv) == -1 || evfcgi_run(srv) == -1)
-		fatal("the event loop failed");
+	} else {
+		if (evfcgi_handle_signals(srv) == -1)
+			fatal("the event loop failed");
+		if (parent_stop)
+			evfcgi_drain(srv);
+		if (evfcgi_run(srv) == -1)
+			fatal("the event loop failed");
+	}
 	/* The requests end first: their programs are told to stop. */
 	evfcgi_server_free(srv);
 	app_release();
 	cgi_free(cg);
 	event_base_free(base);
 	return rc;
+}
+
+/* Until the loop runs: SIGTERM and SIGINT are kept, SIGHUP waits for it. */
+static void
+startup_signals(void)
+{
+	struct sigaction	 sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* Parent's handler: passes the signal on to every worker at once. */
@@ -492,6 +519,10 @@ run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 		    nworkers);
 		started[nworkers] = time(NULL);
 	}
+	/* A stop that came before the workers did: they hear of it now. */
+	if (parent_stop)
+		for (i = 0; i < nworkers; i++)
+			kill(worker_pids[i], SIGTERM);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	log_info("%d workers started", n);
 	while (alive > 0) {
