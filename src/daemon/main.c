@@ -424,7 +424,11 @@ main(int argc, char **argv)
 	return rc;
 }
 
-/* Until the loop runs: SIGTERM and SIGINT are kept, SIGHUP waits for it. */
+/*
+ * The parent's handlers, from start-up on: until the loop runs SIGTERM and
+ * SIGINT are kept (parent_stop) and SIGHUP waits; with --workers they
+ * stay, and pass every signal on (forward_signal()).
+ */
 static void
 startup_signals(void)
 {
@@ -497,7 +501,6 @@ spawn_worker(struct evfcgi_server *srv, struct event_base *base,
 static int
 run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 {
-	struct sigaction	 sa;
 	sigset_t		 sigs, old;
 	time_t			 started[MAX_WORKERS];
 	pid_t			 pid;
@@ -507,13 +510,8 @@ run_workers(struct evfcgi_server *srv, struct event_base *base, int n)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
+	/* forward_signal() is the handler since start-up (main). */
 	sigprocmask(SIG_BLOCK, &sigs, &old);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = forward_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 	for (nworkers = 0; nworkers < n; nworkers++, alive++) {
 		worker_pids[nworkers] = spawn_worker(srv, base, &old,
 		    nworkers);
