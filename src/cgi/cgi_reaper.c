@@ -113,9 +113,12 @@ static void	rp_init(struct rp_state *);
 static int	rp_timeout(struct rp_state *);
 static void	rp_drop(uid_t, gid_t);
 static void	rp_request(struct rp_state *);
+static int	rp_args(const struct rq *, const char *, int, char **,
+		    char ***);
 static void	rp_spawn(struct rp_state *, const struct rq *, const char *,
 		    int *, int);
 static void	rp_reap(struct rp_state *);
+static void	rp_orphans(struct rp_state *, int);
 static int	rp_sweep(struct rp_state *);
 static void	rp_doom_all(struct rp_state *);
 static int	rp_cg_init(struct rp_state *);
@@ -492,6 +495,42 @@ rp_flush(struct rp_state *s)
 	s->s_nout -= i;
 }
 
+/*
+ * q's arguments and environment, NUL-ended strings in strs (or, sent apart,
+ * in the descriptor fd), read into *bufp and pointed at from *argvp: the
+ * arguments, a NULL, the environment, a NULL.  Returns 0, or an errno
+ * (the caller frees what *bufp and *argvp hold either way).
+ */
+static int
+rp_args(const struct rq *q, const char *strs, int fd, char **bufp,
+    char ***argvp)
+{
+	char	*buf, **argv, **envp, *c;
+	size_t	 i;
+	ssize_t	 n;
+
+	if ((*bufp = buf = malloc(q->rq_len + 1)) == NULL ||
+	    (*argvp = argv = calloc(q->rq_argc + q->rq_envc + 2,
+	    sizeof(*argv))) == NULL)
+		return ENOMEM;
+	if (strs != NULL)
+		memcpy(buf, strs, q->rq_len);
+	else if ((n = pread(fd, buf, q->rq_len, 0)) != (ssize_t)q->rq_len)
+		return n == -1 ? errno : EIO;
+	buf[q->rq_len] = '\0';
+	envp = argv + q->rq_argc + 1;
+	for (c = buf, i = 0; i < q->rq_argc + q->rq_envc; i++) {
+		if (c >= buf + q->rq_len)
+			return EINVAL;
+		if (i < q->rq_argc)
+			argv[i] = c;
+		else
+			envp[i - q->rq_argc] = c;
+		c += strlen(c) + 1;
+	}
+	return 0;
+}
+
 /* Starts the program a spawn request carries (fds: see struct rq). */
 static void
 rp_spawn(struct rp_state *s, const struct rq *q, const char *strs, int *fds,
@@ -500,11 +539,9 @@ rp_spawn(struct rp_state *s, const struct rq *q, const char *strs, int *fds,
 	struct rp	 a = { 0, -1 };
 	struct rp_prog	*p;
 	struct spawn_as	 as;
-	char		*buf = NULL, **argv = NULL, **envp, *c;
+	char		*buf = NULL, **argv = NULL;
 	char		 name[CGROUP_NAME_MAX + 24];
 	unsigned long	 seq = 0;
-	size_t		 i;
-	ssize_t		 n;
 	int		 k;
 
 	if (nfd < RQ_NFD || (strs == NULL && fds[5] < 0) ||
@@ -514,32 +551,8 @@ rp_spawn(struct rp_state *s, const struct rq *q, const char *strs, int *fds,
 		a.rp_err = EINVAL;
 		goto out;
 	}
-	if ((buf = malloc(q->rq_len + 1)) == NULL ||
-	    (argv = calloc(q->rq_argc + q->rq_envc + 2, sizeof(*argv))) ==
-	    NULL) {
-		a.rp_err = ENOMEM;
+	if ((a.rp_err = rp_args(q, strs, fds[5], &buf, &argv)) != 0)
 		goto out;
-	}
-	if (strs != NULL)
-		memcpy(buf, strs, q->rq_len);
-	else if ((n = pread(fds[5], buf, q->rq_len, 0)) !=
-	    (ssize_t)q->rq_len) {
-		a.rp_err = n == -1 ? errno : EIO;
-		goto out;
-	}
-	buf[q->rq_len] = '\0';
-	envp = argv + q->rq_argc + 1;
-	for (c = buf, i = 0; i < q->rq_argc + q->rq_envc; i++) {
-		if (c >= buf + q->rq_len) {
-			a.rp_err = EINVAL;
-			goto out;
-		}
-		if (i < q->rq_argc)
-			argv[i] = c;
-		else
-			envp[i - q->rq_argc] = c;
-		c += strlen(c) + 1;
-	}
 	if (s->s_n == s->s_cap) {
 		if ((p = reallocarray(s->s_progs, s->s_cap * 2 + 16,
 		    sizeof(*p))) == NULL) {
@@ -560,7 +573,8 @@ rp_spawn(struct rp_state *s, const struct rq *q, const char *strs, int *fds,
 			goto out;
 		}
 	}
-	if (cgi_spawn_fds(fds[0], fds[1], q->rq_script, argv, envp, fds + 2,
+	if (cgi_spawn_fds(fds[0], fds[1], q->rq_script, argv,
+	    argv + q->rq_argc + 1, fds + 2,
 	    &as, &a.rp_pid) == -1)
 		a.rp_err = errno;
 	else {
@@ -694,7 +708,7 @@ rp_reap(struct rp_state *s)
 	struct reaper_ev	 ev;
 	struct rp_prog		*p;
 	pid_t			 pid;
-	int			 st, n;
+	int			 st;
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		if ((p = rp_find(s, pid)) == NULL)
@@ -713,12 +727,21 @@ rp_reap(struct rp_state *s)
 		*p = s->s_progs[--s->s_n];
 		rp_send(s, &ev);
 	}
-	if ((n = rp_sweep(s)) > 0) {
-		memset(&ev, 0, sizeof(ev));
-		ev.ev_type = RE_ORPHANS;
-		ev.ev_n = n;
-		rp_send(s, &ev);
-	}
+	rp_orphans(s, rp_sweep(s));
+}
+
+/* Tells the daemon n leftovers were ended (none: nothing said). */
+static void
+rp_orphans(struct rp_state *s, int n)
+{
+	struct reaper_ev	 ev;
+
+	if (n <= 0)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.ev_type = RE_ORPHANS;
+	ev.ev_n = n;
+	rp_send(s, &ev);
 }
 
 /*
@@ -772,12 +795,7 @@ rp_init(struct rp_state *s)
 		_exit(1);
 	n = rp_cg_init(s);
 	rp_send(s, &hello);
-	if (n > 0) {
-		memset(&hello, 0, sizeof(hello));
-		hello.ev_type = RE_ORPHANS;
-		hello.ev_n = n;
-		rp_send(s, &hello);
-	}
+	rp_orphans(s, n);
 }
 
 /*

@@ -74,10 +74,28 @@ wk_spawn(struct evfcgi_server *srv, const sigset_t *old, int *rc)
 	return 0;
 }
 
+/*
+ * The parent's SIGTERM, SIGINT and SIGHUP: on, wk_forward() for each and
+ * their dispositions kept in osa; off, osa's put back (the host's own).
+ */
+static void
+wk_signals(struct sigaction osa[3], int on)
+{
+	static const int	 sig[3] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction	 sa;
+	int			 i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = wk_forward;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaction(sig[i], on ? &sa : &osa[i], on ? &osa[i] : NULL);
+}
+
 int
 evfcgi_run_workers(struct evfcgi_server *srv, int n)
 {
-	struct sigaction	 sa, oterm, oint, ohup;
+	struct sigaction	 osa[3];
 	sigset_t		 sigs, old;
 	time_t			 started[WORKERS_MAX];
 	pid_t			 pid;
@@ -94,12 +112,7 @@ evfcgi_run_workers(struct evfcgi_server *srv, int n)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
 	sigprocmask(SIG_BLOCK, &sigs, &old);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = wk_forward;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, &oterm);
-	sigaction(SIGINT, &sa, &oint);
-	sigaction(SIGHUP, &sa, &ohup);
+	wk_signals(osa, 1);
 	wk_sig = 0;
 	for (wk_n = 0; wk_n < n; wk_n++, alive++) {
 		if ((wk_pids[wk_n] = wk_spawn(srv, &old, &wrc)) == 0)
@@ -153,9 +166,7 @@ evfcgi_run_workers(struct evfcgi_server *srv, int n)
 		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
-	sigaction(SIGTERM, &oterm, NULL);
-	sigaction(SIGINT, &oint, NULL);
-	sigaction(SIGHUP, &ohup, NULL);
+	wk_signals(osa, 0);
 	wk_n = 0;
 	return rc;
 }
