@@ -180,6 +180,18 @@ if wait_port "127.0.0.1:$PPORT" 5; then
 	capture "$MANY" -c 20 --check -t 1 "$P/hang"
 	check "fake /hang, -t 1: 20 unfinished (still reading), none cut, exit 3" \
 		all_of '[ "$RC" -eq 3 ] && [ "$(kv unfinished "$OUT")/$(kv cut "$OUT")" = 20/0 ]'
+	# SIGTERM ends a run as the time limit does, summary and all (how
+	# tools/many-slow-clients stops its slow clients once it measured).
+	"$MANY" -c 20 --check -p 0.1 "$P/hang" >"$T/term.out" 2>"$T/term.err" &
+	mpid=$!
+	wait_until 10 grep -q 'connected=20 ' "$T/term.err"
+	kill -TERM "$mpid"
+	wait "$mpid"
+	rc=$?
+	OUT=$(cat "$T/term.out")
+	check "fake /hang, SIGTERM once all read: 20 unfinished, summary printed, exit 3" \
+		all_of '[ "$rc" -eq 3 ] && [ "$(kv unfinished "$OUT")/$(kv cut "$OUT")" = 20/0 ] &&
+		grep -q "^rate_min=" <<<"$OUT"'
 	# Opened 2 a second and cut off at 1 s: most were never opened; they
 	# are counted (unopened), and the time limit alone is exit 3.
 	capture "$MANY" -c 10 -r 2 -t 1 "$P/hang"

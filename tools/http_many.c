@@ -188,7 +188,8 @@ usage(FILE *fp, int status)
 "  -r, --open-rate N    open N connections a second (default: all at once)\n"
 "  -t, --time-limit S   end the run after S seconds; clients still reading\n"
 "                       then are counted as unfinished (default: the run\n"
-"                       ends when every client has)\n"
+"                       ends when every client has); SIGTERM or SIGINT\n"
+"                       ends it the same way, with the summary\n"
 "  -i, --idle S         give up on a client that got no byte, or did not\n"
 "                       connect, for S seconds (default: never)\n"
 "  -b, --rcvbuf N       SO_RCVBUF before connect() (default: the kernel's)\n"
@@ -942,6 +943,7 @@ main(int argc, char **argv)
 	}
 	run.lr_count = nconns;
 	run.lr_limit = time_limit;
+	run.lr_sig_limit = 1;
 	if (progress_secs > 0) {
 		run.lr_tick_secs = progress_secs;
 		run.lr_tick = progress;

@@ -30,6 +30,7 @@ static void	 tick_cb(evutil_socket_t, short, void *);
 static void	 wake_cb(evutil_socket_t, short, void *);
 static struct event *timer_at(struct lg_run *, double, short,
 		    event_callback_fn);
+static struct event *sig_limit(struct lg_run *, int);
 static int64_t	 pace_base(const struct lg_pace *, int64_t, int64_t);
 static int	 slot_bind(struct lg_slot *);
 
@@ -76,18 +77,22 @@ lg_init(struct lg_run *r, const char *progname, size_t rbuf_size,
 
 /*
  * lg_run: runs the event loop from now until lg_stop(), the count, the
- * seconds or the limit, after start(arg) has started the first requests;
- * lr_start_us and lr_end_us say when.  Returns 0, or -1 (nothing run)
- * without memory for the timers.
+ * seconds or the limit (with lr_sig_limit, also SIGTERM or SIGINT), after
+ * start(arg) has started the first requests; lr_start_us and lr_end_us say
+ * when.  Returns 0, or -1 (nothing run) without memory for the timers.
  */
 int
 lg_run(struct lg_run *r, void (*start)(void *), void *arg)
 {
 	struct event	*end_ev = NULL, *limit_ev = NULL, *tick_ev = NULL;
+	struct event	*term_ev = NULL, *int_ev = NULL;
 	int		 rc = -1;
 
 	r->lr_start_us = now_us();
-	if ((r->lr_seconds > 0 &&
+	if ((r->lr_sig_limit &&
+	    ((term_ev = sig_limit(r, SIGTERM)) == NULL ||
+	    (int_ev = sig_limit(r, SIGINT)) == NULL)) ||
+	    (r->lr_seconds > 0 &&
 	    (end_ev = timer_at(r, r->lr_seconds, 0, end_cb)) == NULL) ||
 	    (r->lr_limit > 0 &&
 	    (limit_ev = timer_at(r, r->lr_limit, 0, limit_cb)) == NULL) ||
@@ -107,7 +112,25 @@ out:
 		event_free(limit_ev);
 	if (tick_ev != NULL)
 		event_free(tick_ev);
+	if (term_ev != NULL)
+		event_free(term_ev);
+	if (int_ev != NULL)
+		event_free(int_ev);
 	return rc;
+}
+
+/* sig_limit: a new signal event for sig that ends the run as the limit. */
+static struct event *
+sig_limit(struct lg_run *r, int sig)
+{
+	struct event	*ev;
+
+	if ((ev = evsignal_new(r->lr_base, sig, limit_cb, r)) != NULL &&
+	    evsignal_add(ev, NULL) == -1) {
+		event_free(ev);
+		ev = NULL;
+	}
+	return ev;
 }
 
 /* timer_at: a new timer (flags: EV_PERSIST or 0) added secs from now. */

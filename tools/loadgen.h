@@ -40,6 +40,7 @@ struct lg_run {
 	double			 lr_seconds;	/* stop, dropping what is in
 						   flight */
 	double			 lr_limit;	/* cut off (lr_limit_hit) */
+	int			 lr_sig_limit;	/* SIGTERM, SIGINT: as lr_limit */
 	double			 lr_tick_secs;	/* call lr_tick this often */
 	void			(*lr_tick)(void *);
 	void			*lr_arg;	/* for lr_tick */
