@@ -127,6 +127,10 @@ struct conn {
 	int			 c_in_cb;	/* inside one of our callbacks */
 	size_t			 c_allow;	/* its high mark at most: grows
 						   as it drains (conn_high) */
+	uint32_t		 c_fed_ms;	/* holding: its window began
+						   (conn_fed), loop ms */
+	uint32_t		 c_fed_bytes;	/* ... and what it drained
+						   since (saturates) */
 	struct timeval		 c_partial_since; /* its first byte came */
 	struct timeval		 c_idle_from;	/* the idle countdown began */
 	struct timeval		 c_held_since;
