@@ -78,6 +78,7 @@ static void	conn_holding(struct conn *, int);
 static void	conn_thin(struct conn *, int);
 static uint32_t	conn_now_ms(const struct conn *);
 static void	conn_fed(struct conn *);
+static void	conn_fed_add(struct conn *, size_t);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	conn_waitcb(void *);
@@ -574,10 +575,10 @@ conn_now_ms(const struct conn *c)
 /*
  * In a spike (so many holders that the shares are below --high-water) a
  * slow holder, one whose peer drains less than its high mark in
- * CONN_THIN_MS (conn_fed), keeps little besides its share until it holds no more: its
- * queue's copies go in 4 KiB chains (fcgi_out's fo_small), and on a unix
- * socket its send buffer is cut to half --share-floor (doubled by the
- * kernel: 8 KiB by default), then given back.  Its bytes wait in its share
+ * CONN_THIN_MS (conn_fed), keeps little besides its share until it holds
+ * no more: its queue's copies go in 4 KiB chains (fcgi_out's fo_small),
+ * and on a unix socket its send buffer is cut to half --share-floor
+ * (doubled by the kernel: 8 KiB by default), then given back.  Its bytes wait in its share
  * instead, and nothing on a unix socket waits for an acknowledgement, so
  * a reader of any speed is fed 8 KiB at a time.  (At the kernel's least,
  * about 4.5 KiB, the front end reads twice as often: beside 10,000 slow
@@ -642,6 +643,14 @@ conn_fed(struct conn *c)
 	c->c_fed_bytes = 0;
 }
 
+/* n bytes of c's output went to the kernel while c holds. */
+static void
+conn_fed_add(struct conn *c, size_t n)
+{
+	c->c_fed_bytes = n < UINT32_MAX - c->c_fed_bytes ?
+	    c->c_fed_bytes + (uint32_t)n : UINT32_MAX;
+}
+
 /*
  * The share, but no more than c has shown it drains: c_allow starts at the
  * floor when c comes while shares are below the high mark, and doubles
@@ -690,8 +699,7 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	if (c->c_holding) {
 		budget_held(c->c_env->ce_budget,
 		    (long long)info->n_added - (long long)info->n_deleted);
-		c->c_fed_bytes = info->n_deleted < UINT32_MAX - c->c_fed_bytes ?
-		    c->c_fed_bytes + (uint32_t)info->n_deleted : UINT32_MAX;
+		conn_fed_add(c, info->n_deleted);
 	}
 	/* Bytes written: the write timeout counts afresh. */
 	if (info->n_deleted > 0) {
@@ -811,6 +819,8 @@ conn_stage_flush(struct conn *c)
 	if (n > 0) {
 		c->c_stuck = 0;
 		c->c_env->ce_st->bytes_written += (uint64_t)n;
+		if (c->c_holding)	/* a producer's, its queue empty */
+			conn_fed_add(c, (size_t)n);
 	}
 	/* The rest is queued without a flush made due: conn_written arms
 	   the write event itself. */
