@@ -155,8 +155,11 @@ check "-seconds 2: fetches made" test "$(fetches)" -gt 100
 t0=$(now_ns)
 http_load -Throttle 1000000 -parallel 3 -seconds 1.5 "$T/u.1m"
 wall=$(ms_since "$t0")
-check "-seconds with 10 s fetches in flight: stops at 1.5 s, abandoned fetches not counted" \
-	test "$(fetches) $(maxpar)" = "0 3" -a "$wall" -lt 2500
+# Its own clock says 1.5 s; the wall (process start and end on a loaded
+# machine included) only has to show it did not wait for the 10 s fetches.
+check "-seconds with 10 s fetches in flight: stops at 1.5 s, abandoned fetches not counted ($(fetches) fetches, $(maxpar) parallel, $(seconds) s, wall $wall ms)" \
+	awk -v f="$(fetches)" -v p="$(maxpar)" -v s="$(seconds)" -v w="$wall" \
+	'BEGIN { exit !(f == 0 && p == 3 && s >= 1.49 && s < 1.7 && w < 5000) }'
 
 http_load -rate 50 -seconds 2 "$T/u.small"
 echo "# -rate 50 -seconds 2: $(fetches) fetches, $(rate) fetches/sec"
