@@ -78,7 +78,7 @@ static void	conn_holding(struct conn *, int);
 static void	conn_thin(struct conn *, int);
 static uint32_t	conn_now_ms(const struct conn *);
 static void	conn_fed(struct conn *);
-static void	conn_fed_add(struct conn *, size_t);
+static void	conn_sent(struct conn *, size_t);
 static void	conn_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	conn_waitcb(void *);
@@ -578,9 +578,9 @@ conn_now_ms(const struct conn *c)
  * CONN_THIN_MS (conn_fed), keeps little besides its share until it holds
  * no more: its queue's copies go in 4 KiB chains (fcgi_out's fo_small),
  * and on a unix socket its send buffer is cut to half --share-floor
- * (doubled by the kernel: 8 KiB by default), then given back.  Its bytes wait in its share
- * instead, and nothing on a unix socket waits for an acknowledgement, so
- * a reader of any speed is fed 8 KiB at a time.  (At the kernel's least,
+ * (doubled by the kernel: 8 KiB by default), then given back.  Its bytes
+ * wait in its share instead, and nothing on a unix socket waits for an
+ * acknowledgement, so a reader of any speed is fed 8 KiB at a time.  (At the kernel's least,
  * about 4.5 KiB, the front end reads twice as often: beside 10,000 slow
  * clients the fast ones kept about a tenth less.)  Over TCP a small
  * buffer would wait on delayed acknowledgements: TCP_NOTSENT_LOWAT caps
@@ -594,7 +594,7 @@ conn_now_ms(const struct conn *c)
  * (a 96 KiB /big does not fit a unix buffer) but drains in milliseconds:
  * thinned as well, as it was before CONN_THIN_MS, each /big took 12
  * front-end reads instead of 3, and beside 3000 throttled readers on
- * loopback the fast load kept 0.668 of its twin (1.029 with the wait).
+ * loopback the fast load kept 0.668 of its twin (0.953 to 0.978 judged).
  */
 static void
 conn_thin(struct conn *c, int on)
@@ -643,12 +643,19 @@ conn_fed(struct conn *c)
 	c->c_fed_bytes = 0;
 }
 
-/* n bytes of c's output went to the kernel while c holds. */
+/*
+ * n bytes of c's output went to the kernel, from its queue or straight
+ * from the stage: the write timeout counts afresh, and a holder's window
+ * (conn_fed) counts them.
+ */
 static void
-conn_fed_add(struct conn *c, size_t n)
+conn_sent(struct conn *c, size_t n)
 {
-	c->c_fed_bytes = n < UINT32_MAX - c->c_fed_bytes ?
-	    c->c_fed_bytes + (uint32_t)n : UINT32_MAX;
+	c->c_stuck = 0;
+	c->c_env->ce_st->bytes_written += n;
+	if (c->c_holding)
+		c->c_fed_bytes = n < UINT32_MAX - c->c_fed_bytes ?
+		    c->c_fed_bytes + (uint32_t)n : UINT32_MAX;
 }
 
 /*
@@ -696,16 +703,11 @@ conn_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	(void)buf;
 	budget_add(c->c_env->ce_budget,
 	    (long long)info->n_added - (long long)info->n_deleted);
-	if (c->c_holding) {
+	if (c->c_holding)
 		budget_held(c->c_env->ce_budget,
 		    (long long)info->n_added - (long long)info->n_deleted);
-		conn_fed_add(c, info->n_deleted);
-	}
-	/* Bytes written: the write timeout counts afresh. */
-	if (info->n_deleted > 0) {
-		c->c_stuck = 0;
-		c->c_env->ce_st->bytes_written += info->n_deleted;
-	}
+	if (info->n_deleted > 0)
+		conn_sent(c, info->n_deleted);
 	/* New output leaves once the running callback is done (staging, at
 	   its end anyway). */
 	if (info->n_added > 0 && !c->c_flush_due && !c->c_writing &&
@@ -816,12 +818,8 @@ conn_stage_flush(struct conn *c)
 			return;
 		n = 0;
 	}
-	if (n > 0) {
-		c->c_stuck = 0;
-		c->c_env->ce_st->bytes_written += (uint64_t)n;
-		if (c->c_holding)	/* a producer's, its queue empty */
-			conn_fed_add(c, (size_t)n);
-	}
+	if (n > 0)
+		conn_sent(c, (size_t)n);	/* straight from the stage */
 	/* The rest is queued without a flush made due: conn_written arms
 	   the write event itself. */
 	if (fcgi_out_spill(o, (size_t)n) == -1) {
