@@ -5,7 +5,10 @@
 # address shaped to 256 kbit/s carries about that, another address of the
 # same client passes unshaped; a TBF on the whole link; a link set down
 # drops packets without a word (a connection times out, is not refused)
-# and carries again once up.  Then nothing of the lab is left: not after
+# and carries again once up.  The lab's TCP uses the algorithm it names
+# (NETLAB_CC; here reno, which no host has as its default, so that the
+# checks see the lab's choice and not the host's), on a link, after the
+# link was down and up, and on a namespace's loopback.  Then nothing of the lab is left: not after
 # netlab_cleanup, not after a script using it is killed with SIGTERM, and
 # the leftovers of a crashed run (a namespace with a process inside) are
 # removed by the next netlab_init of the same tag.
@@ -13,6 +16,7 @@ source "$(dirname "$0")/lib.sh"
 source "$TOP/tools/netlab.sh" || { not_ok "tools/netlab.sh can be sourced"; finish; }
 
 netlab_usable || { ok "# SKIP $NETLAB_SKIP"; finish; }
+NETLAB_CC=reno
 
 # A crashed run's leftover: a namespace of the tag with a process in it.
 ip netns add evfnltest-stale
@@ -43,6 +47,19 @@ netlab_exec cli bash -c "for i in \$(seq 50); do (exec 3<>/dev/tcp/$S/8080) 2>/d
 
 # get [CURL-ARGS]: bytes and seconds of one download from the client.
 get() { netlab_exec cli curl -s -o /dev/null -w '%{size_download} %{time_total}\n' "$@" "http://$S:8080/"; }
+# cc NS CMD...: the congestion control of the TCP connections that NS
+# has while CMD runs (ss -ti, once CMD has had 1 s).
+cc() {
+	local ns=$1
+	shift
+	"$@" >/dev/null 2>&1 &
+	sleep 1
+	netlab_exec "$ns" ss -tin state established | grep -oE '\b(bbr|cubic|reno)\b' | sort -u | tr '\n' ' '
+	wait
+}
+c=$(cc srv get --interface "${A[0]}")
+check "a connection over the link uses the lab's congestion control, not the host's (reno: $c)" \
+	test "$c" = "reno "
 read -r n secs <<<"$(get --interface "${A[0]}")"
 kbit=$(awk -v n="${n:-0}" -v s="${secs:-1}" 'BEGIN { printf "%d", n * 8 / s / 1000 }')
 check "${A[0]}, shaped to 256 kbit/s, got all 98304 bytes ($n)" test "${n:-0}" -eq 98304
@@ -66,6 +83,12 @@ check "a link set down: a connection times out (curl exit 28), is not refused ($
 netlab_link_up srv cli
 read -r n secs <<<"$(get --max-time 5 --interface "${A[1]}")"
 check "set up again, it carries (${n:-0} bytes)" test "${n:-0}" -eq 98304
+# (the server reads the request's lines: a connection that sends none
+# stays open.)
+c=$(cc srv netlab_exec cli timeout 2 bash -c "exec 3<>/dev/tcp/$S/8080; sleep 2")
+check "... and its connections still use the lab's congestion control ($c)" test "$c" = "reno "
+c=$(cc srv netlab_exec srv timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; sleep 2')
+check "a namespace's loopback uses it too ($c)" test "$c" = "reno "
 
 netlab_cleanup
 check "netlab_cleanup leaves nothing ($(netlab_leftovers | tr '\n' ' '))" test -z "$(netlab_leftovers)"

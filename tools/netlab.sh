@@ -13,6 +13,15 @@
 # is down drops packets silently (the peer sees timeouts), as a cable cut.
 # Inside A the interface towards B is named v-B (and v-A inside B).
 #
+# TCP in the lab is cubic, the kernel's default, whatever the host chose:
+# a new namespace inherits the host's algorithm (this machine's is bbr,
+# whose bandwidth filter takes an HTB class's first burst for gigabits on
+# a 33.6 kbit/s link; with it tools/many-slow-clients' fast clients
+# fetched a third as fast), and a test must not depend on it.  The lab's
+# routes, its links' and each namespace's loopback, carry `congctl`: a route may
+# name any algorithm the kernel has, a namespace's sysctl only those the
+# host allows.  NETLAB_CC, set before netlab_init, picks another.
+#
 #   netlab_usable            true if a lab can be made here (root, ip, tc,
 #                            a namespace can be created); else false with
 #                            the reason in NETLAB_SKIP
@@ -69,10 +78,12 @@
 
 NETLAB_TAG=
 NETLAB_LINKS=0
+NETLAB_CC=${NETLAB_CC:-cubic}
 NETLAB_SKIP=
 NETLAB_PID=
 declare -gA NETLAB_LINKNO=()	# "A B" -> K, both orders
 declare -gA NETLAB_FIRST=()	# K -> the link's first namespace (10.K.0.1)
+declare -gA NETLAB_SECOND=()	# K -> its second (10.K.0.2)
 declare -gA NETLAB_NADDR=()	# K -> addresses added on its B end
 declare -gA NETLAB_NCLASS=()	# "A B" -> HTB classes made on A towards B
 
@@ -99,7 +110,8 @@ netlab_usable() {
 netlab_init() {
 	[[ $1 =~ ^[a-z0-9]+$ ]] || { echo "netlab_init: bad tag '$1'" >&2; return 2; }
 	NETLAB_TAG=$1 NETLAB_LINKS=0
-	NETLAB_LINKNO=() NETLAB_FIRST=() NETLAB_NADDR=() NETLAB_NCLASS=()
+	NETLAB_LINKNO=() NETLAB_FIRST=() NETLAB_SECOND=() NETLAB_NADDR=()
+	NETLAB_NCLASS=()
 	netlab_cleanup
 }
 
@@ -112,7 +124,35 @@ netlab_ns() {
 		[[ $n =~ ^[a-z0-9]+$ ]] || { echo "netlab_ns: bad name '$n'" >&2; return 2; }
 		ip netns add "evf$NETLAB_TAG-$n" || return 1
 		ip -n "evf$NETLAB_TAG-$n" link set lo up || return 1
+		netlab_cc_lo "evf$NETLAB_TAG-$n" || return 1
 	done
+}
+
+# netlab_cc_lo NS: the loopback's routes (127.0.0.1 and the rest of
+# 127/8, in the local table) with the lab's congestion control.
+netlab_cc_lo() {
+	local r
+	for r in 127.0.0.1 127.0.0.0/8; do
+		ip -n "$1" route replace local "$r" dev lo proto kernel \
+			scope host src 127.0.0.1 table local congctl "$NETLAB_CC" ||
+			{ echo "netlab: no congestion control '$NETLAB_CC' here" >&2; return 1; }
+	done
+}
+
+# netlab_routes K: link K's routes, both ends: the link's own /24 (made by
+# the kernel with the address, again when the interface comes up) and the
+# first namespace's route to the second's extra addresses, all with the
+# lab's congestion control.
+netlab_routes() {
+	local k=$1 a=evf$NETLAB_TAG-${NETLAB_FIRST[$1]} b b_name
+	b_name=${NETLAB_SECOND[$k]}
+	b=evf$NETLAB_TAG-$b_name
+	ip -n "$a" route replace "10.$k.0.0/24" dev "v-$b_name" proto kernel \
+		scope link src "10.$k.0.1" congctl "$NETLAB_CC" &&
+		ip -n "$a" route replace "10.$k.0.0/16" via "10.$k.0.2" \
+			dev "v-$b_name" congctl "$NETLAB_CC" &&
+		ip -n "$b" route replace "10.$k.0.0/24" dev "v-${NETLAB_FIRST[$k]}" \
+			proto kernel scope link src "10.$k.0.2" congctl "$NETLAB_CC"
 }
 
 netlab_exec() {
@@ -140,11 +180,11 @@ netlab_link() {
 	ip link add "v-$2" netns "$a" type veth peer name "v-$1" netns "$b" || return 1
 	NETLAB_LINKS=$k
 	NETLAB_LINKNO["$1 $2"]=$k NETLAB_LINKNO["$2 $1"]=$k NETLAB_NADDR[$k]=0
-	NETLAB_FIRST[$k]=$1
+	NETLAB_FIRST[$k]=$1 NETLAB_SECOND[$k]=$2
 	ip -n "$a" addr add "10.$k.0.1/24" dev "v-$2" &&
 		ip -n "$b" addr add "10.$k.0.2/24" dev "v-$1" &&
 		ip -n "$a" link set "v-$2" up && ip -n "$b" link set "v-$1" up &&
-		ip -n "$a" route add "10.$k.0.0/16" via "10.$k.0.2" dev "v-$2" || return 1
+		netlab_routes "$k" || return 1
 	ma=$(netlab_mac "$a" "v-$2") mb=$(netlab_mac "$b" "v-$1")
 	ip -n "$a" neigh replace "10.$k.0.2" lladdr "$mb" nud permanent dev "v-$2" &&
 		ip -n "$b" neigh replace "10.$k.0.1" lladdr "$ma" nud permanent dev "v-$1"
@@ -249,11 +289,9 @@ netlab_link_up() {
 	local ns=evf$NETLAB_TAG-$1 k
 	k=$(netlab_k "$1" "$2") || return 1
 	ip -n "$ns" link set "v-$2" up || return 1
-	# Down, the interface lost its routes: the first namespace of the
-	# link had the route to the second's extra addresses.
-	[ "$(netlab_ip "$1" "$2")" = "10.$k.0.1" ] &&
-		ip -n "$ns" route replace "10.$k.0.0/16" via "10.$k.0.2" dev "v-$2"
-	return 0
+	# Down, the interface lost its routes (up, the kernel gives its /24
+	# back, without the congestion control).
+	netlab_routes "$k"
 }
 
 # netlab_cleanup: see the header.
@@ -291,7 +329,8 @@ netlab_leftovers() {
 # classes) to FILE, for netlab_load in another script, e.g. one run inside
 # the lab by netlab_exec.
 netlab_save() {
-	declare -p NETLAB_TAG NETLAB_LINKS NETLAB_LINKNO NETLAB_FIRST NETLAB_NADDR NETLAB_NCLASS |
+	declare -p NETLAB_TAG NETLAB_LINKS NETLAB_CC NETLAB_LINKNO NETLAB_FIRST NETLAB_SECOND \
+	    NETLAB_NADDR NETLAB_NCLASS |
 		sed -E 's/^declare -(-|[a-zA-Z]+) /declare -g\1 /; s/^declare -g- /declare -g /' >"$1"
 }
 
