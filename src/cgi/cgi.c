@@ -369,7 +369,6 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
 	if ((job = calloc(1, sizeof(*job))) == NULL ||
 	    (job->j_name = cgi_safe_str(argv0)) == NULL ||
 	    (job->j_head = evbuffer_new()) == NULL ||
-	    (job->j_tmp = evbuffer_new()) == NULL ||
 	    (job->j_timer = evtimer_new(cg->cg_base, job_timeoutcb,
 	    job)) == NULL ||
 	    (job->j_life = evtimer_new(cg->cg_base, job_lifecb,
@@ -384,8 +383,6 @@ job_new(struct cgi *cg, struct evfcgi_req *req, char *argv0,
 			free(job->j_name);
 			if (job->j_head != NULL)
 				evbuffer_free(job->j_head);
-			if (job->j_tmp != NULL)
-				evbuffer_free(job->j_tmp);
 			free(job);
 		}
 		free(argv0);
@@ -479,7 +476,6 @@ job_free(struct cgi_job *job, int kill)
 	event_free(job->j_life);
 	event_free(job->j_wtimer);
 	evbuffer_free(job->j_head);
-	evbuffer_free(job->j_tmp);
 	free(job->j_argv0);
 	cgi_prog_close(&job->j_prog);
 	free(job->j_name);

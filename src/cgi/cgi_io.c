@@ -31,10 +31,11 @@
 /*
  * Per read from stdout, per write to stdin.  Not 64 KiB: libevent gives
  * a chain the power of two that holds its data and its header, so 64 KiB
- * of data would take 128 KiB.
+ * of data read into j_head would take 128 KiB.
  */
 #define IO_READ_MAX	(65536 - 128)
 
+static int	io_read_raw(int, size_t, const char **);
 static int	io_read(struct evbuffer *, int, size_t);
 static void	io_incb(evutil_socket_t, short, void *);
 static void	io_outcb(evutil_socket_t, short, void *);
@@ -49,22 +50,35 @@ static void	io_unhold(struct cgi_job *);
 
 /*
  * Reads at most want (and IO_READ_MAX) bytes of a program's stdout, fd,
- * onto the end of dst: one read(2), copied into a chain no bigger than
+ * into the module's scratch, *data: one read(2).  Returns what it did.
+ */
+static int
+io_read_raw(int fd, size_t want, const char **data)
+{
+	static char	 scratch[IO_READ_MAX];
+
+	*data = scratch;
+	return (int)read(fd, scratch,
+	    want < sizeof(scratch) ? want : sizeof(scratch));
+}
+
+/*
+ * io_read_raw() onto the end of dst, copied into a chain no bigger than
  * what it got needs (evbuffer_read reads 4 KiB at a time, after an ioctl,
- * into chains of 8 KiB).  Returns what read(2) did.
+ * into chains of 8 KiB).
  */
 static int
 io_read(struct evbuffer *dst, int fd, size_t want)
 {
-	static char	 scratch[IO_READ_MAX];
-	ssize_t		 n;
+	const char	*data;
+	int		 n;
 
-	n = read(fd, scratch, want < sizeof(scratch) ? want : sizeof(scratch));
-	if (n > 0 && evbuffer_add(dst, scratch, (size_t)n) == -1) {
+	n = io_read_raw(fd, want, &data);
+	if (n > 0 && evbuffer_add(dst, data, (size_t)n) == -1) {
 		errno = ENOMEM;
 		return -1;
 	}
-	return (int)n;
+	return n;
 }
 
 int
@@ -449,6 +463,7 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 {
 	struct cgi_job	*job = arg;
 	size_t		 want = room, held;
+	const char	*data;
 	char		 msg[96];
 	int		 n;
 
@@ -462,9 +477,17 @@ io_produce(struct evfcgi_req *req, size_t room, void *arg)
 		cgi_job_clock_pause(job);
 		return 0;
 	}
-	n = io_read(job->j_tmp, job->j_out, want);
+	/*
+	 * Copied, not moved: the engine packs a copy into its queue's
+	 * chains (or writes it straight out when nothing waits), where a
+	 * read's own chain, the power of two above what it got, left a slow
+	 * client's queue in blocks of every size from 1 to 64 KiB, and the
+	 * heap in holes between them: 20 slow clients of 8 MiB outputs cost
+	 * 255 to 330 KiB of RSS each, against a design of 320.
+	 */
+	n = io_read_raw(job->j_out, want, &data);
 	if (n > 0) {
-		(void)evfcgi_write_buffer(req, job->j_tmp, (size_t)n);
+		(void)evfcgi_write(req, data, (size_t)n);
 		/* Until the next call, it waits for room: the client's time. */
 		cgi_job_clock_pause(job);
 		return 0;

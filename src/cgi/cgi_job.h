@@ -98,7 +98,6 @@ struct cgi_job {
 	struct event		*j_outev;
 	struct evbuffer		*j_body;	/* the request's (borrowed) */
 	struct evbuffer		*j_head;	/* header block so far */
-	struct evbuffer		*j_tmp;		/* output on its way */
 	size_t			 j_scanpos;
 	size_t			 j_held;	/* of j_head, charged to cg_held */
 	TAILQ_ENTRY(cgi_job)	 j_holdentry;	/* in cg_holdq */
