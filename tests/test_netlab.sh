@@ -8,10 +8,11 @@
 # and carries again once up.  The lab's TCP uses the algorithm it names
 # (NETLAB_CC; here reno, which no host has as its default, so that the
 # checks see the lab's choice and not the host's), on a link, after the
-# link was down and up, and on a namespace's loopback.  Then nothing of the lab is left: not after
-# netlab_cleanup, not after a script using it is killed with SIGTERM, and
-# the leftovers of a crashed run (a namespace with a process inside) are
-# removed by the next netlab_init of the same tag.
+# link was down and up, and on a namespace's loopback.  Then nothing of
+# the lab is left: not after netlab_cleanup, not after a script using it
+# is killed with SIGTERM, and the leftovers of a crashed run (a namespace
+# with a process inside) are removed by the next netlab_init of the same
+# tag.
 source "$(dirname "$0")/lib.sh"
 source "$TOP/tools/netlab.sh" || { not_ok "tools/netlab.sh can be sourced"; finish; }
 

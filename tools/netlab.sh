@@ -144,14 +144,12 @@ netlab_cc_lo() {
 # first namespace's route to the second's extra addresses, all with the
 # lab's congestion control.
 netlab_routes() {
-	local k=$1 a=evf$NETLAB_TAG-${NETLAB_FIRST[$1]} b b_name
-	b_name=${NETLAB_SECOND[$k]}
-	b=evf$NETLAB_TAG-$b_name
-	ip -n "$a" route replace "10.$k.0.0/24" dev "v-$b_name" proto kernel \
-		scope link src "10.$k.0.1" congctl "$NETLAB_CC" &&
-		ip -n "$a" route replace "10.$k.0.0/16" via "10.$k.0.2" \
-			dev "v-$b_name" congctl "$NETLAB_CC" &&
-		ip -n "$b" route replace "10.$k.0.0/24" dev "v-${NETLAB_FIRST[$k]}" \
+	local k=$1 a=${NETLAB_FIRST[$1]} b=${NETLAB_SECOND[$1]}
+	ip -n "evf$NETLAB_TAG-$a" route replace "10.$k.0.0/24" dev "v-$b" \
+		proto kernel scope link src "10.$k.0.1" congctl "$NETLAB_CC" &&
+		ip -n "evf$NETLAB_TAG-$a" route replace "10.$k.0.0/16" \
+			via "10.$k.0.2" dev "v-$b" congctl "$NETLAB_CC" &&
+		ip -n "evf$NETLAB_TAG-$b" route replace "10.$k.0.0/24" dev "v-$a" \
 			proto kernel scope link src "10.$k.0.2" congctl "$NETLAB_CC"
 }
 

@@ -580,9 +580,9 @@ conn_now_ms(const struct conn *c)
  * and on a unix socket its send buffer is cut to half --share-floor
  * (doubled by the kernel: 8 KiB by default), then given back.  Its bytes
  * wait in its share instead, and nothing on a unix socket waits for an
- * acknowledgement, so a reader of any speed is fed 8 KiB at a time.  (At the kernel's least,
- * about 4.5 KiB, the front end reads twice as often: beside 10,000 slow
- * clients the fast ones kept about a tenth less.)  Over TCP a small
+ * acknowledgement, so a reader of any speed is fed 8 KiB at a time.  (At
+ * the kernel's least, about 4.5 KiB, the front end reads twice as often:
+ * beside 10,000 slow clients the fast ones kept about a tenth less.)  Over TCP a small
  * buffer would wait on delayed acknowledgements: TCP_NOTSENT_LOWAT caps
  * instead what the kernel holds unsent, at --share-floor, and leaves what
  * is in flight to the window.  300 slow readers on loopback at
