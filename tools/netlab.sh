@@ -129,7 +129,8 @@ netlab_ns() {
 }
 
 # netlab_cc_lo NS: the loopback's routes (127.0.0.1 and the rest of
-# 127/8, in the local table) with the lab's congestion control.
+# 127/8, and ::1, in the local table) with the lab's congestion control
+# (scripts/netns-check uses it too).
 netlab_cc_lo() {
 	local r
 	for r in 127.0.0.1 127.0.0.0/8; do
@@ -137,6 +138,13 @@ netlab_cc_lo() {
 			scope host src 127.0.0.1 table local congctl "$NETLAB_CC" ||
 			{ echo "netlab: no congestion control '$NETLAB_CC' here" >&2; return 1; }
 	done
+	# ::1's is replaced only by deleting it first (a new one would sit
+	# behind it, at another metric); none where IPv6 is off.
+	ip -n "$1" -6 route show table local | grep -q '^local ::1 ' || return 0
+	ip -n "$1" -6 route del local ::1 dev lo table local &&
+		ip -n "$1" -6 route add local ::1 dev lo table local proto kernel \
+			metric 0 congctl "$NETLAB_CC" ||
+		{ echo "netlab: could not set ::1's congestion control" >&2; return 1; }
 }
 
 # netlab_routes K: link K's routes, both ends: the link's own /24 (made by
